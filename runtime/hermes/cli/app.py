@@ -1,0 +1,64 @@
+"""Shared CLI plumbing: the Typer group class, per-invocation state, output helpers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from hermes.errors import HermesError
+from hermes.home import Home, default_root, resolve_home
+
+
+class HermesGroup(TyperGroup):
+    """Prints user errors as one line (exit code 2) instead of a traceback.
+
+    Typer already suggests the closest command for a typo.
+    """
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HermesError as exc:
+            if os.environ.get("HERMES_FULL_ERROR") == "1":
+                raise
+            sys.stderr.write(f"error: {exc}\n")
+            ctx.exit(exc.exit_code)
+
+
+def new_app(help_text: str) -> typer.Typer:
+    return typer.Typer(cls=HermesGroup, help=help_text, no_args_is_help=True,
+                       add_completion=False, rich_markup_mode=None,
+                       context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@dataclass
+class CliState:
+    """What one invocation knows before any command runs."""
+
+    profile: str | None
+    """The ``-p/--profile`` value, taken from anywhere on the command line."""
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def home(self) -> Home:
+        return resolve_home(self.profile, self.environ)
+
+    def manager(self) -> Any:
+        from hermes.profiles import ProfileManager
+
+        return ProfileManager(default_root(self.environ), self.environ)
+
+
+def state(ctx: typer.Context) -> CliState:
+    obj = ctx.find_root().obj
+    if not isinstance(obj, CliState):  # invoked without run(), e.g. a bare CliRunner
+        obj = ctx.find_root().obj = CliState(None)
+    return obj
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")

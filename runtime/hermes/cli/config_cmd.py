@@ -1,0 +1,162 @@
+"""``hermes config ...``: show, explain and edit the composed config."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from hermes.cli.app import new_app, out, state
+from hermes.errors import ConfigError, did_you_mean
+
+app = new_app("Show, explain and change config. Edits touch only the profile's config.yaml "
+              "(secrets go to .env).")
+
+OVERRIDES_HELP = ("Hydra overrides for this run: key=value, +key=value, ~key, group=option "
+                  "(e.g. provider=anthropic provider.model=claude-sonnet-4-5).")
+
+
+def _compose(ctx: typer.Context, overrides: list[str] | None = None) -> Any:
+    from hermes.config import compose_config
+
+    st = state(ctx)
+    return compose_config(st.home(), st.environ, overrides or [])
+
+
+def _dump(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def _lookup(data: dict[str, Any], key: str) -> Any:
+    node: Any = data
+    for i, part in enumerate(key.split(".")):
+        if not isinstance(node, dict) or part not in node:
+            choices = list(node) if isinstance(node, dict) else []
+            prefix = ".".join(key.split(".")[:i])
+            raise ConfigError(f"no such key{did_you_mean(part, choices)}"
+                              + (f"; keys under {prefix}: {', '.join(choices)}" if prefix else ""),
+                              key=key)
+        node = node[part]
+    return node
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP),
+    resolved: bool = typer.Option(False, "--resolved", help="Resolve interpolations "
+                                  "(secrets stay redacted)."),
+) -> None:
+    """Print the composed config of the current profile."""
+    composed = _compose(ctx, overrides)
+    typer.echo(_dump(composed.display if resolved else composed.raw), nl=False)
+
+
+@app.command()
+def get(ctx: typer.Context, key: str = typer.Argument(..., help="Dotted key, e.g. provider.model."),
+        overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
+    """Print one resolved value (secrets redacted)."""
+    value = _lookup(_compose(ctx, overrides).display, key)
+    out(_dump(value).rstrip("\n").removesuffix("\n...") if isinstance(value, dict | list)
+        else ("null" if value is None else str(value)))
+
+
+@app.command("set")
+def set_(ctx: typer.Context,
+         key: str = typer.Argument(..., help="Dotted key, a group name (provider), or a "
+                                   "secret name (OPENAI_API_KEY)."),
+         value: str = typer.Argument(..., help="Value, parsed as YAML (3, true, [a, b]).")) -> None:
+    """Set KEY in the profile's config.yaml, keeping comments; secrets go to .env (0600)."""
+    from hermes.config.edit import set_value
+
+    st = state(ctx)
+    where = set_value(st.home(), key, value, st.environ)
+    shown = "<redacted>" if where.endswith(".env") else value
+    out(f"{key} = {shown}  ({where})")
+
+
+@app.command()
+def unset(ctx: typer.Context, key: str = typer.Argument(...)) -> None:
+    """Remove KEY from the profile's config.yaml (or .env), falling back to lower layers."""
+    from hermes.config.edit import unset_value
+
+    st = state(ctx)
+    where = unset_value(st.home(), key, st.environ)
+    out(f"unset {key}  ({where})")
+
+
+@app.command()
+def explain(ctx: typer.Context, key: str = typer.Argument(...),
+            overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
+    """Say which layer and file set KEY, and what it overrode."""
+    from hermes.config.schema import GROUPS
+
+    composed = _compose(ctx, overrides)
+    if key in GROUPS:
+        choice = composed.sources.choices[key]
+        out(f"{key} = {choice.option}")
+        out(f"  chosen by: {choice.origin}")
+        return
+    value = _lookup(composed.display, key)
+    history = composed.sources.history(key)
+    out(f"{key} = {_dump(value).strip().removesuffix('...').strip()}")
+    if not history:
+        out("  set by: schema default (no config file sets it)")
+        return
+    where, _ = history[-1]
+    out(f"  set by: {where}")
+    for earlier, old in reversed(history[:-1]):
+        shown = "<redacted>" if "api_key" in key or "token" in key else old
+        out(f"  overrode: {shown!r} from {earlier}")
+
+
+@app.command()
+def path(ctx: typer.Context) -> None:
+    """Print the path of the profile's config.yaml."""
+    out(str(state(ctx).home().config_file))
+
+
+@app.command()
+def validate(ctx: typer.Context,
+             overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
+    """Compose and validate the config; exit code 2 with the problem if invalid."""
+    composed = _compose(ctx, overrides)
+    out(f"ok: {composed.home.config_file} (provider {composed.config.provider.name}, "
+        f"model {composed.config.provider.model})")
+
+
+@app.command()
+def edit(ctx: typer.Context) -> None:
+    """Open config.yaml in $EDITOR; the file is replaced only if the result is valid."""
+    from hermes.config import compose_config
+    from hermes.fsutil import atomic_write
+
+    st = state(ctx)
+    home = st.home()
+    original = home.config_file.read_text(encoding="utf-8") if home.config_file.exists() else ""
+    fd, tmp = tempfile.mkstemp(suffix=".yaml", prefix="hermes-config-")
+    os.close(fd)
+    Path(tmp).write_text(original, encoding="utf-8")
+    editor = st.environ.get("VISUAL") or st.environ.get("EDITOR") or "vi"
+    subprocess.run([*shlex.split(editor), tmp], check=False, env=home.child_env(st.environ))
+    text = Path(tmp).read_text(encoding="utf-8")
+    if text == original:
+        Path(tmp).unlink()
+        out("no changes")
+        return
+    try:
+        compose_config(home, st.environ, profile_text=text)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc.detail}; your edit is kept in {tmp}, config.yaml is unchanged",
+                          source=exc.source, key=exc.key) from exc
+    home.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(home.config_file, text, mode=0o600)
+    Path(tmp).unlink()
+    out(f"saved {home.config_file}")

@@ -1,0 +1,32 @@
+"""``hermes doctor``: check the home, config, dependencies, credentials and docker."""
+
+from __future__ import annotations
+
+import typer
+
+from hermes.cli.app import state
+
+
+def doctor(
+    ctx: typer.Context,
+    overrides: list[str] | None = typer.Argument(None, help="Hydra overrides to check with."),
+) -> None:
+    """Check the current profile and print a table of problems with fixes."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from hermes.doctor import run_checks
+
+    st = state(ctx)
+    home = st.home()
+    checks = run_checks(home, st.environ, overrides or [])
+    table = Table(title=f"hermes doctor: profile {home.name} ({home.path})", box=None)
+    for column in ("STATUS", "CHECK", "DETAIL", "FIX"):
+        table.add_column(column)
+    styles = {"ok": "green", "warn": "yellow", "fail": "red"}
+    for check in checks:
+        table.add_row(f"[{styles[check.status]}]{check.status}[/]", check.name, check.detail,
+                      check.fix)
+    Console(soft_wrap=True).print(table)
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)

@@ -1,0 +1,156 @@
+"""``hermes profile ...``: manage profiles (isolated homes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hermes.cli.app import new_app, out, state
+from hermes.errors import ProfileError
+
+app = new_app("Manage profiles: isolated homes with their own config, secrets, memory and "
+              "sessions.")
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """List profiles; the active one is marked with *."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("", "PROFILE", "PROVIDER", "MODEL", "DESCRIPTION"):
+        table.add_column(column)
+    for info in state(ctx).manager().list():
+        table.add_row("*" if info.active else "", info.name, info.provider, info.model,
+                      info.description)
+    Console(soft_wrap=True).print(table)
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="New profile name: lower-case letters, digits, - and _."),
+    source: str | None = typer.Option(None, "--from", help="Example (coder, researcher, ops) "
+                                      "or existing profile to start from."),
+    clone: bool = typer.Option(False, "--clone", help="Copy config, .env, SOUL.md, skills and "
+                               "memories from --from (or the active profile)."),
+    clone_all: bool = typer.Option(False, "--clone-all", help="Copy everything except history "
+                                   "(sessions, cron, logs, backups)."),
+    description: str = typer.Option("", "--description", "-d", help="One line about it."),
+) -> None:
+    """Create a profile. Without --clone, --from an existing profile extends it."""
+    if clone and clone_all:
+        raise ProfileError("--clone and --clone-all are exclusive; pick one")
+    home = state(ctx).manager().create(name, source=source, clone=clone, clone_all=clone_all,
+                                       description=description)
+    out(f"created profile {name} at {home.path}")
+    out(f"use it with `hermes -p {name} ...` or make it the default: "
+        f"`hermes profile switch {name}`")
+
+
+@app.command()
+def switch(ctx: typer.Context, name: str = typer.Argument(..., help="Profile, or 'default'.")
+           ) -> None:
+    """Make NAME the active profile in every shell; `switch default` clears it."""
+    home = state(ctx).manager().switch(name)
+    out(f"active profile: {name} ({home.path})")
+
+
+app.command("use", help="Alias of `switch`.")(switch)
+
+
+@app.command()
+def show(ctx: typer.Context, name: str | None = typer.Argument(
+        None, help="Profile to show; the current one by default.")) -> None:
+    """Show a profile's path, provider, model and contents."""
+    from hermes.credentials import read_env_file
+
+    st = state(ctx)
+    manager = st.manager()
+    info = manager.info(name or st.home().name)
+    home = manager.home(info.name)
+    secrets = read_env_file(home.env_file)
+    rows = [("profile", info.name + (" (active)" if info.active else "")),
+            ("path", str(info.path)),
+            ("provider", info.provider), ("model", info.model),
+            ("description", info.description or "-"),
+            ("secrets", ", ".join(sorted(secrets)) or "none (values never shown)"),
+            ("skills", str(sum(1 for _ in home.skills_dir.glob("*/SKILL.md")))),
+            ("sessions db", "yes" if home.sessions_db.exists() else "not yet")]
+    for key, value in rows:
+        out(f"{key:12} {value}")
+
+
+@app.command()
+def delete(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Profile to delete."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Delete a profile and everything in it. Asks you to type the name unless -y."""
+    manager = state(ctx).manager()
+    home = manager.home(name)
+    if not yes:
+        typed = typer.prompt(f"This deletes {home.path} and all its data. Type the profile "
+                             "name to confirm", default="", show_default=False)
+        if typed != name:
+            raise ProfileError("confirmation did not match; nothing deleted")
+    for action in manager.delete(name):
+        out(action)
+    out(f"deleted profile {name}")
+
+
+@app.command()
+def rename(ctx: typer.Context, old: str = typer.Argument(...), new: str = typer.Argument(...)
+           ) -> None:
+    """Rename a profile (the active marker follows it)."""
+    home = state(ctx).manager().rename(old, new)
+    out(f"renamed {old} -> {new} ({home.path})")
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    name: str = typer.Argument(...),
+    output: Path | None = typer.Option(None, "--output", "-o",
+                                       help="Archive to write; NAME.tar.gz by default."),
+) -> None:
+    """Export a profile as tar.gz, without .env and with secrets redacted."""
+    path = state(ctx).manager().export(name, output or Path(f"{name}.tar.gz"))
+    out(f"exported {name} to {path} (.env not included)")
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    archive: Path = typer.Argument(..., help="An archive made by `hermes profile export`."),
+    name: str | None = typer.Option(None, "--name", help="Profile name; the archive's by default."),
+) -> None:
+    """Import an exported profile. Refuses to overwrite an existing one."""
+    home = state(ctx).manager().import_(archive, name)
+    out(f"imported profile {home.name} at {home.path}; add its secrets with "
+        f"`hermes -p {home.name} config set NAME_API_KEY ...`")
+
+
+@app.command()
+def alias(
+    ctx: typer.Context,
+    name: str = typer.Argument(...),
+    bin_dir: Path | None = typer.Option(None, "--bin-dir",
+                                        help="Wrapper directory; ~/.local/bin by default."),
+    alias_name: str | None = typer.Option(None, "--as", help="Wrapper name; NAME by default."),
+) -> None:
+    """Write a wrapper script so that `NAME chat` runs `hermes -p NAME chat`."""
+    st = state(ctx)
+    target = bin_dir or Path(st.environ.get("HOME") or Path.home()) / ".local" / "bin"
+    script = st.manager().alias(name, target, alias_name)
+    out(f"wrote {script}")
+
+
+@app.command()
+def path(ctx: typer.Context, name: str | None = typer.Argument(None)) -> None:
+    """Print a profile's home directory (the current one by default)."""
+    st = state(ctx)
+    out(str(st.manager().home(name).path if name else st.home().path))

@@ -1,0 +1,169 @@
+"""The typed schema every composed config is validated against.
+
+Each field's docstring is its documentation (``hermes config explain`` and the
+README draw on it). Unknown keys are errors (``extra="forbid"``), so a typo in
+YAML never silently does nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+ApiMode = Literal["auto", "chat_completions", "anthropic_messages", "responses", "bedrock_converse"]
+
+
+class FallbackConfig(Section):
+    provider: str
+    """litellm provider id of the fallback (openai, anthropic, openrouter, ...)."""
+    model: str
+    """Model name at that provider."""
+    api_base: str | None = None
+    """Base URL, for OpenAI-compatible endpoints."""
+    api_key: str | None = None
+    """Key, by reference: ``${secret:NAME}``."""
+
+
+class ProviderConfig(Section):
+    name: str
+    """The option's name (the YAML file under ``conf/provider/``)."""
+    provider: str
+    """litellm provider id: openai, anthropic, openrouter, ollama, bedrock, ..."""
+    model: str
+    """Model name, e.g. ``gpt-4o`` or ``claude-sonnet-4-5``."""
+    api_base: str | None = None
+    """Base URL; required for custom OpenAI-compatible endpoints."""
+    api_key: str | None = None
+    """API key, by reference to the home's ``.env``: ``${secret:OPENAI_API_KEY}``."""
+    requires_key: bool = True
+    """False for local servers (ollama) that need no key."""
+    api_mode: ApiMode = "auto"
+    """Wire format; ``auto`` detects it from provider, model and base URL."""
+    timeout: float = Field(120.0, gt=0)
+    """Seconds before one model request times out."""
+    max_retries: int = Field(3, ge=0)
+    """Retries for retryable failures (rate limits, overloads, timeouts)."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Extra parameters passed through to the provider (temperature, ...)."""
+    fallbacks: list[FallbackConfig] = Field(default_factory=list)
+    """Providers tried in order when this one fails for good."""
+
+
+class ToolsetsConfig(Section):
+    name: str
+    """The option's name (the YAML file under ``conf/toolsets/``)."""
+    enabled: list[str]
+    """Toolsets whose tools the model may see."""
+    disabled_tools: list[str] = Field(default_factory=list)
+    """Individual tools removed from the enabled toolsets."""
+
+
+class MemoryConfig(Section):
+    name: str
+    """The option's name (the YAML file under ``conf/memory/``)."""
+    backend: Literal["builtin", "none"]
+    """Where memories live: ``builtin`` files in the home, or ``none``."""
+    memory_char_limit: int = Field(2200, gt=0)
+    """Character limit of MEMORY.md (the agent's notes)."""
+    user_char_limit: int = Field(1375, gt=0)
+    """Character limit of USER.md (who the user is)."""
+    nudge_interval: int = Field(10, ge=0)
+    """User turns between background learning reviews; 0 disables them."""
+
+
+class DockerSettings(Section):
+    image: str = "hermes-sandbox:latest"
+    """Image the sandbox container runs."""
+    network: bool = False
+    """Whether the sandbox has network access."""
+    memory: str = "2g"
+    """Memory limit of the sandbox container."""
+
+
+class SSHSettings(Section):
+    host: str | None = None
+    """Host to run commands on."""
+    user: str | None = None
+    """Login name; defaults to the current user."""
+    port: int = Field(22, gt=0, lt=65536)
+    """SSH port."""
+    key_file: str | None = None
+    """Private key file; the agent's default identity when unset."""
+
+
+class EnvironmentConfig(Section):
+    name: str
+    """The option's name (the YAML file under ``conf/environment/``)."""
+    kind: Literal["local", "docker", "ssh"]
+    """Where tools run commands."""
+    cwd: str | None = None
+    """Working directory for commands; the current directory when unset."""
+    timeout: float = Field(180.0, gt=0)
+    """Default timeout of a foreground command, in seconds."""
+    docker: DockerSettings = Field(default_factory=DockerSettings)
+    """Settings used when ``kind`` is ``docker``."""
+    ssh: SSHSettings = Field(default_factory=SSHSettings)
+    """Settings used when ``kind`` is ``ssh``."""
+
+
+class PlatformConfig(Section):
+    kind: str
+    """Adapter name (telegram, discord, slack, api_server, ...)."""
+    token: str | None = None
+    """Credential, by reference: ``${secret:TELEGRAM_BOT_TOKEN}``."""
+    allowed_users: list[str] = Field(default_factory=list)
+    """Users allowed to talk to the agent; empty means nobody."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Adapter-specific settings."""
+
+
+class PlatformsConfig(Section):
+    name: str
+    """The option's name (the YAML file under ``conf/platforms/``)."""
+    enabled: dict[str, PlatformConfig] = Field(default_factory=dict)
+    """Messaging platforms the gateway connects, by name."""
+
+
+class AgentConfig(Section):
+    max_iterations: int = Field(90, gt=0)
+    """Model calls per user turn before the single grace call."""
+    personality: str | None = None
+    """Extra instructions appended to the system prompt."""
+    reasoning_effort: Literal["none", "low", "medium", "high"] | None = None
+    """Reasoning effort for models that support it."""
+    tool_result_max_chars: int = Field(50_000, gt=0)
+    """Tool results longer than this are spilled to a file."""
+
+
+class DisplayConfig(Section):
+    show_cost: bool = True
+    """Show token usage and cost after each turn."""
+    spinner: bool = True
+    """Show a spinner while the model thinks."""
+
+
+class HermesConfig(Section):
+    provider: ProviderConfig
+    """The model provider (config group ``provider``)."""
+    toolsets: ToolsetsConfig
+    """Which tools the model sees (config group ``toolsets``)."""
+    memory: MemoryConfig
+    """Memory backend (config group ``memory``)."""
+    environment: EnvironmentConfig
+    """Execution environment for tools (config group ``environment``)."""
+    platforms: PlatformsConfig
+    """Messaging platforms for the gateway (config group ``platforms``)."""
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    """The agent loop."""
+    display: DisplayConfig = Field(default_factory=DisplayConfig)
+    """Terminal output."""
+
+
+GROUPS: tuple[str, ...] = ("provider", "toolsets", "memory", "environment", "platforms")
+"""Config groups, in the order the packaged defaults list declares them."""

@@ -1,0 +1,138 @@
+"""The runtime container: every service of one runtime, wired from (Home, config).
+
+One ``RuntimeContainer`` per home; nothing here is module-global, so two
+profiles' runtimes live side by side in one process (the gateway does this).
+Selectors pick implementations by the same keys as the YAML option names.
+Services never import dependency_injector; only this module and the edges do.
+Tests replace any provider with ``runtime.container.<name>.override(fake)``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from dependency_injector import containers, providers
+
+from hermes.agent.factory import AgentDeps, AgentFactory
+from hermes.config.schema import HermesConfig
+from hermes.credentials import Secrets
+from hermes.environments.base import open_environment
+from hermes.environments.docker import DockerEnvironment
+from hermes.environments.local import LocalEnvironment
+from hermes.environments.ssh import SSHEnvironment
+from hermes.gateway.platforms import build_platforms
+from hermes.home import Home
+from hermes.memory.base import MemoryProvider
+from hermes.memory.builtin import BuiltinMemory
+from hermes.models.litellm_client import LiteLLMClient
+from hermes.plugins.manager import PluginManager
+from hermes.sessions.store import open_session_store
+from hermes.skills.store import SkillsStore
+from hermes.tools.registry import build_tool_registry
+
+
+class RuntimeContainer(containers.DeclarativeContainer):
+    """Providers for one runtime. ``home``, ``settings`` and ``environ`` are given."""
+
+    home = providers.Dependency(instance_of=Home)
+    settings = providers.Dependency(instance_of=HermesConfig)
+    environ = providers.Dependency(instance_of=dict)
+    config = providers.Configuration(strict=True)
+    """The same settings as plain values, for selectors keyed by option names."""
+
+    secrets = providers.Singleton(Secrets, env_file=home.provided.env_file, environ=environ)
+
+    sessions = providers.Resource(open_session_store, path=home.provided.sessions_db)
+
+    model = providers.Singleton(LiteLLMClient, settings=settings.provided.provider)
+
+    tools = providers.Singleton(
+        build_tool_registry,
+        enabled=settings.provided.toolsets.enabled,
+        disabled_tools=settings.provided.toolsets.disabled_tools,
+    )
+
+    _env_settings = settings.provided.environment
+    environment = providers.Resource(
+        open_environment,
+        environment=providers.Selector(
+            config.environment.kind,
+            local=providers.Factory(LocalEnvironment, home=home, cwd=_env_settings.cwd,
+                                    timeout=_env_settings.timeout, environ=environ),
+            docker=providers.Factory(DockerEnvironment, home=home,
+                                     settings=_env_settings.docker, cwd=_env_settings.cwd,
+                                     timeout=_env_settings.timeout),
+            ssh=providers.Factory(SSHEnvironment, home=home, settings=_env_settings.ssh,
+                                  cwd=_env_settings.cwd, timeout=_env_settings.timeout,
+                                  environ=environ),
+        ),
+    )
+
+    memory = providers.Selector(
+        config.memory.backend,
+        builtin=providers.Singleton(
+            BuiltinMemory,
+            directory=home.provided.memories_dir,
+            memory_char_limit=settings.provided.memory.memory_char_limit,
+            user_char_limit=settings.provided.memory.user_char_limit,
+        ),
+        none=providers.Singleton(MemoryProvider),
+    )
+
+    skills = providers.Singleton(SkillsStore, directory=home.provided.skills_dir)
+    plugins = providers.Singleton(PluginManager, directory=home.provided.plugins_dir)
+    platforms = providers.Singleton(build_platforms, settings=settings.provided.platforms)
+
+    agent_factory = providers.Factory(
+        AgentFactory,
+        deps=providers.Factory(
+            AgentDeps,
+            settings=settings.provided.agent,
+            model=model,
+            tools=tools,
+            environment=environment,
+            memory=memory,
+            sessions=sessions,
+        ),
+    )
+
+
+class Runtime:
+    """One profile's running services. Use as a context manager to start and stop them."""
+
+    def __init__(self, container: RuntimeContainer):
+        self.container = container
+
+    @property
+    def home(self) -> Home:
+        return self.container.home()
+
+    @property
+    def settings(self) -> HermesConfig:
+        return self.container.settings()
+
+    def start(self) -> Runtime:
+        self.container.init_resources()
+        return self
+
+    def close(self) -> None:
+        self.container.shutdown_resources()
+
+    def __enter__(self) -> Runtime:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def build_runtime(
+    home: Home, settings: HermesConfig, environ: Mapping[str, str] | None = None
+) -> Runtime:
+    """Build (but do not start) the runtime of ``home`` from its validated config."""
+    container = RuntimeContainer(
+        home=home, settings=settings, environ=dict(os.environ if environ is None else environ)
+    )
+    container.config.from_dict(settings.model_dump())
+    return Runtime(container)

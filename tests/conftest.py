@@ -1,0 +1,67 @@
+"""Shared fixtures: every test gets its own temporary user home and Hermes root."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.cli.app import CliState
+from hermes.cli.main import app, split_profile_flag
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def user_home(tmp_path: Path) -> Path:
+    """A fresh ``$HOME``; the Hermes root is ``<user_home>/.hermes``."""
+    home = tmp_path / "user"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def root(user_home: Path) -> Path:
+    return user_home / ".hermes"
+
+
+@pytest.fixture
+def environ(user_home: Path) -> dict[str, str]:
+    """A clean environment for one test: only PATH, HOME and locale."""
+    return {"HOME": str(user_home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+
+
+Invoke = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def hermes(environ: dict[str, str]) -> Callable[..., object]:
+    """Run the real CLI in-process with Typer's CliRunner: ``hermes("profile", "list")``.
+
+    Accepts ``env={...}`` to add variables and ``input="..."`` for prompts.
+    """
+
+    def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None):
+        full_env = environ | (env or {})
+        profile, rest = split_profile_flag(list(args))
+        runner = CliRunner()
+        return runner.invoke(app, rest, obj=CliState(profile, full_env), input=input,
+                             env=full_env, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def hermes_subprocess(environ: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``python -m hermes`` in a real subprocess with the test's environment."""
+
+    def run(*args: str, env: dict[str, str] | None = None, input: str | None = None):
+        return subprocess.run([sys.executable, "-m", "hermes", *args], env=environ | (env or {}),
+                              input=input, capture_output=True, text=True, timeout=120)
+
+    return run
