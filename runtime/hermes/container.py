@@ -10,6 +10,7 @@ Tests replace any provider with ``runtime.container.<name>.override(fake)``.
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,7 +47,10 @@ class RuntimeContainer(containers.DeclarativeContainer):
 
     sessions = providers.Resource(open_session_store, path=home.provided.sessions_db)
 
-    model = providers.Singleton(LiteLLMClient, settings=settings.provided.provider)
+    # ``.provided.provider`` would name the provider object itself, hence attrgetter.
+    model = providers.Singleton(
+        LiteLLMClient, settings=providers.Callable(attrgetter("provider"), settings)
+    )
 
     tools = providers.Singleton(
         build_tool_registry,

@@ -96,7 +96,7 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str]) -
     else:
         checks.append(Check("provider credentials", "ok",
                             "key present" if provider.requires_key else "no key needed"))
-    docker = docker_ping()
+    docker = docker_ping(environ)
     needed = config.environment.kind == "docker"
     checks.append(Check("docker", "ok" if docker is None else ("fail" if needed else "warn"),
                         "reachable" if docker is None else docker,

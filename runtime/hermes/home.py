@@ -191,7 +191,7 @@ def require_existing(home: Home) -> Home:
 def resolve_home(profile: str | None, environ: Mapping[str, str]) -> Home:
     """Resolve the home for this invocation (see the module docstring for the order)."""
     root = default_root(environ)
-    if profile:
+    if profile is not None:
         return require_existing(home_for(root, profile))
     env_home = environ.get("HERMES_HOME")
     if env_home:

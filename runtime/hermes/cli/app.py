@@ -62,3 +62,10 @@ def state(ctx: typer.Context) -> CliState:
 
 def out(text: str = "") -> None:
     sys.stdout.write(text + "\n")
+
+
+def console() -> Any:
+    """A rich console; when output is piped, wide enough that table rows never wrap."""
+    from rich.console import Console
+
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 240)

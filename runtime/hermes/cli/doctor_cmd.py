@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from hermes.cli.app import state
+from hermes.cli.app import console, state
 
 
 def doctor(
@@ -12,7 +12,6 @@ def doctor(
     overrides: list[str] | None = typer.Argument(None, help="Hydra overrides to check with."),
 ) -> None:
     """Check the current profile and print a table of problems with fixes."""
-    from rich.console import Console
     from rich.table import Table
 
     from hermes.doctor import run_checks
@@ -27,6 +26,6 @@ def doctor(
     for check in checks:
         table.add_row(f"[{styles[check.status]}]{check.status}[/]", check.name, check.detail,
                       check.fix)
-    Console(soft_wrap=True).print(table)
+    console().print(table)
     if any(c.status == "fail" for c in checks):
         raise typer.Exit(1)

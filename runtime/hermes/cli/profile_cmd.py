@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from hermes.cli.app import new_app, out, state
+from hermes.cli.app import console, new_app, out, state
 from hermes.errors import ProfileError
 
 app = new_app("Manage profiles: isolated homes with their own config, secrets, memory and "
@@ -16,7 +16,6 @@ app = new_app("Manage profiles: isolated homes with their own config, secrets, m
 @app.command("list")
 def list_(ctx: typer.Context) -> None:
     """List profiles; the active one is marked with *."""
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
@@ -25,7 +24,7 @@ def list_(ctx: typer.Context) -> None:
     for info in state(ctx).manager().list():
         table.add_row("*" if info.active else "", info.name, info.provider, info.model,
                       info.description)
-    Console(soft_wrap=True).print(table)
+    console().print(table)
 
 
 @app.command()

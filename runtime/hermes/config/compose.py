@@ -18,6 +18,7 @@ from hydra import compose, initialize
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import OverrideType
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -98,7 +99,7 @@ def _split_overrides(
             raise ConfigError(f"bad override {override.text!r}: {first}",
                               source=override.origin) from exc
         group = parsed.key_or_group
-        if group in GROUPS and parsed.is_change():
+        if group in GROUPS and parsed.type == OverrideType.CHANGE:
             if not isinstance(parsed.value(), str):
                 raise ConfigError(
                     f"{override.text!r}: one option per run; compare several with `hermes ab`",
