@@ -10,8 +10,8 @@ Tests replace any provider with ``runtime.container.<name>.override(fake)``.
 from __future__ import annotations
 
 import os
-from operator import attrgetter
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any
 
 from dependency_injector import containers, providers

@@ -111,7 +111,7 @@ class ProfileManager:
         return ProfileInfo(name, home.path, name == self.active(),
                            _read_meta(home).get("description", ""), provider, model)
 
-    def list(self) -> list[ProfileInfo]:
+    def infos(self) -> list[ProfileInfo]:
         return [self.info(n) for n in [DEFAULT_PROFILE, *self.names()]]
 
     # -- mutations -------------------------------------------------------

@@ -20,7 +20,7 @@ class HermesGroup(TyperGroup):
     Typer already suggests the closest command for a typo.
     """
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except HermesError as exc:

@@ -21,7 +21,7 @@ def list_(ctx: typer.Context) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("", "PROFILE", "PROVIDER", "MODEL", "DESCRIPTION"):
         table.add_column(column)
-    for info in state(ctx).manager().list():
+    for info in state(ctx).manager().infos():
         table.add_row("*" if info.active else "", info.name, info.provider, info.model,
                       info.description)
     console().print(table)

@@ -12,7 +12,7 @@ import copy
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from hydra import compose, initialize
 from hydra.core.config_store import ConfigStore
@@ -139,8 +139,7 @@ def _hydra_compose(
         store = ConfigStore.instance()
         try:
             for i, layer in enumerate(layers):
-                store.store(group=_LAYER_GROUP, name=f"l{i}", package="_global_",
-                            node=copy.deepcopy(layer.body))
+                _store_layer(store, f"l{i}", layer)
             store.store(name=_PRIMARY, node={"defaults": defaults})
             with initialize(version_base="1.3", config_path=None):
                 cfg = compose(_PRIMARY, overrides=hydra_overrides)
@@ -153,12 +152,29 @@ def _hydra_compose(
             display = _resolve(cfg, sources)
         except HydraException as exc:
             raise _hydra_error(exc, key_overrides) from exc
+        except OmegaConfBaseException as exc:  # e.g. a malformed ${...} an override brings in
+            key = str(getattr(exc, "full_key", "") or "")
+            raise ConfigError(_first_line(exc), source=sources.who_set(key) if key else None,
+                              key=key or None) from exc
         finally:
             store.repo.pop(_LAYER_GROUP, None)
             store.repo.pop(f"{_PRIMARY}.yaml", None)
             GlobalHydra.instance().clear()
     assert isinstance(raw, dict)
-    return raw, resolved, display
+    return cast(dict[str, Any], raw), resolved, display
+
+
+def _store_layer(store: ConfigStore, name: str, layer: Layer) -> None:
+    try:
+        store.store(group=_LAYER_GROUP, name=name, package="_global_",
+                    node=copy.deepcopy(layer.body))
+    except OmegaConfBaseException as exc:  # e.g. a malformed interpolation such as ${}
+        key = str(getattr(exc, "full_key", "") or "")
+        raise ConfigError(_first_line(exc), source=layer.where, key=key or None) from exc
+
+
+def _first_line(exc: OmegaConfBaseException) -> str:
+    return str(getattr(exc, "msg", exc)).strip().splitlines()[0]
 
 
 def _register_secret_resolver(resolver: Any) -> None:
@@ -177,7 +193,7 @@ def _resolve(cfg: Any, sources: Sources) -> dict[str, Any]:
         message = str(getattr(exc, "msg", exc)).strip().splitlines()[0]
         raise ConfigError(message, source=where, key=key) from exc
     assert isinstance(data, dict)
-    return data
+    return cast(dict[str, Any], data)
 
 
 def _hydra_error(exc: HydraException, key_overrides: list[Override]) -> ConfigError:
@@ -188,7 +204,12 @@ def _hydra_error(exc: HydraException, key_overrides: list[Override]) -> ConfigEr
         key = override.text.lstrip("+~").split("=", 1)[0]
         if f"'{key}'" in message:
             origin = override.origin
-            if "Could not override" in message or "Could not append" in message:
+            if "Could not append" in message:
+                return ConfigError(
+                    f"{key!r} is already set; change it with {override.text.lstrip('+')}",
+                    source=origin,
+                )
+            if "Could not override" in message:
                 return ConfigError(
                     f"no such key {key!r}; add a new key with +{override.text.lstrip('+')}",
                     source=origin,

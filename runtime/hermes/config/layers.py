@@ -26,7 +26,7 @@ import yaml
 
 from hermes.config.schema import GROUPS
 from hermes.errors import ConfigError, did_you_mean, one_of
-from hermes.home import PROFILES_DIR, Home
+from hermes.home import NAME_PATTERN, PROFILES_DIR, Home
 
 LAYERS_ENV = "HERMES_CONFIG_LAYERS"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -149,14 +149,21 @@ def system_layer_dirs(environ: Mapping[str, str]) -> list[Path]:
     return [Path(part).expanduser() for part in raw.split(":") if part.strip()]
 
 
-def _extends_target(home: Home, name: str, source: Path) -> tuple[str, Path, Path | None]:
-    """Find what ``extends: name`` refers to: a profile under the root, else an example."""
-    if not isinstance(name, str) or not name:
-        raise ConfigError("expected a profile or example name", source=str(source), key="extends")
+def _extends_target(
+    home: Home, name: str, source: Path, current: str
+) -> tuple[str, Path, Path | None]:
+    """Find what ``extends: name`` refers to: a profile under the root, else an example.
+
+    ``current`` is the profile whose file says ``extends``; a profile naming
+    itself means the example of that name.
+    """
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ConfigError(f"expected a profile or example name, got {name!r}",
+                          source=str(source), key="extends")
     if name == "default":
         return "extends:default", home.root / "config.yaml", home.root / "conf"
     profile = home.root / PROFILES_DIR / name
-    if profile.is_dir() and name != home.name:
+    if profile.is_dir() and name != current:
         return f"extends:{name}", profile / "config.yaml", profile / "conf"
     example = examples_dir() / name
     if example.is_dir():
@@ -186,9 +193,10 @@ def load_layers(
     profile, extends = load_layer("profile", home.config_file, home.conf_dir, text=profile_text)
     chain: list[Layer] = []
     seen = {str(home.path)}
-    source = home.config_file
+    source, current = home.config_file, home.name
     while extends is not None:
-        label, file, groups = _extends_target(home, extends, source)
+        label, file, groups = _extends_target(home, extends, source, current)
+        current = extends if label == f"extends:{extends}" else ""
         if str(file.parent) in seen:
             raise ConfigError(f'"{extends}" extends itself in a cycle', source=str(source),
                               key="extends")

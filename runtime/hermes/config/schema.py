@@ -106,9 +106,9 @@ class EnvironmentConfig(Section):
     """Working directory for commands; the current directory when unset."""
     timeout: float = Field(180.0, gt=0)
     """Default timeout of a foreground command, in seconds."""
-    docker: DockerSettings = Field(default_factory=DockerSettings)
+    docker: DockerSettings = DockerSettings()
     """Settings used when ``kind`` is ``docker``."""
-    ssh: SSHSettings = Field(default_factory=SSHSettings)
+    ssh: SSHSettings = SSHSettings()
     """Settings used when ``kind`` is ``ssh``."""
 
 
@@ -159,9 +159,9 @@ class HermesConfig(Section):
     """Execution environment for tools (config group ``environment``)."""
     platforms: PlatformsConfig
     """Messaging platforms for the gateway (config group ``platforms``)."""
-    agent: AgentConfig = Field(default_factory=AgentConfig)
+    agent: AgentConfig = AgentConfig()
     """The agent loop."""
-    display: DisplayConfig = Field(default_factory=DisplayConfig)
+    display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 
 
