@@ -57,15 +57,6 @@ class Secrets:
         value = self._file.get(name) or self._environ.get(name)
         return value or None
 
-    def names(self) -> list[str]:
-        return sorted(self._file)
-
-    def values(self) -> list[str]:
-        """Every secret value known, for scrubbing output (longest first)."""
-        found = {v for k, v in self._file.items() if v}
-        found |= {v for k, v in self._environ.items() if v and is_secret_name(k)}
-        return sorted((v for v in found if len(v) >= 6), key=len, reverse=True)
-
 
 def redact_tree(data: Any, *, key: str = "") -> Any:
     """Copy of a plain config tree with secret-keyed values replaced."""
@@ -73,7 +64,8 @@ def redact_tree(data: Any, *, key: str = "") -> Any:
         return {k: redact_tree(v, key=str(k)) for k, v in data.items()}
     if isinstance(data, list):
         return [redact_tree(v, key=key) for v in data]
-    if data not in (None, "") and is_secret_key(key) and not is_reference(data):
+    shown_safely = is_reference(data) or data == REDACTED or str(data).startswith("<unset: ")
+    if data not in (None, "") and is_secret_key(key) and not shown_safely:
         return REDACTED
     return data
 
@@ -81,10 +73,3 @@ def redact_tree(data: Any, *, key: str = "") -> Any:
 def is_reference(value: Any) -> bool:
     """True for an interpolation such as ``${secret:NAME}`` (not a secret itself)."""
     return isinstance(value, str) and value.startswith("${") and value.endswith("}")
-
-
-def scrub(text: str, secret_values: list[str]) -> str:
-    """Replace every known secret value inside ``text``."""
-    for value in secret_values:
-        text = text.replace(value, REDACTED)
-    return text

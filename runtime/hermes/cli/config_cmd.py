@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from hermes.cli.app import new_app, out, state
+from hermes.credentials import REDACTED, is_secret_key
 from hermes.errors import ConfigError, did_you_mean
 
 app = new_app("Show, explain and change config. Edits touch only the profile's config.yaml "
@@ -47,6 +48,18 @@ def _lookup(data: dict[str, Any], key: str) -> Any:
     return node
 
 
+def _value(composed: Any, key: str) -> Any:
+    """``key`` in the shown config, else its schema default (which no file sets)."""
+    try:
+        return _lookup(composed.display, key)
+    except ConfigError:
+        try:
+            return _lookup(composed.config.model_dump(mode="json"), key)
+        except ConfigError:
+            pass
+        raise
+
+
 @app.command()
 def show(
     ctx: typer.Context,
@@ -63,9 +76,11 @@ def show(
 def get(ctx: typer.Context, key: str = typer.Argument(..., help="Dotted key, e.g. provider.model."),
         overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
     """Print one resolved value (secrets redacted)."""
-    value = _lookup(_compose(ctx, overrides).display, key)
-    out(_dump(value).rstrip("\n").removesuffix("\n...") if isinstance(value, dict | list)
-        else ("null" if value is None else str(value)))
+    value = _value(_compose(ctx, overrides), key)
+    if isinstance(value, dict | list | bool) or value is None:  # YAML spelling: true, null
+        out(_dump(value).rstrip("\n").removesuffix("\n...").rstrip("\n"))
+    else:
+        out(str(value))
 
 
 @app.command("set")
@@ -78,7 +93,7 @@ def set_(ctx: typer.Context,
 
     st = state(ctx)
     where = set_value(st.home(), key, value, st.environ)
-    shown = "<redacted>" if where.endswith(".env") else value
+    shown = REDACTED if where.endswith(".env") or is_secret_key(key) else value
     out(f"{key} = {shown}  ({where})")
 
 
@@ -104,7 +119,7 @@ def explain(ctx: typer.Context, key: str = typer.Argument(...),
         out(f"{key} = {choice.option}")
         out(f"  chosen by: {choice.origin}")
         return
-    value = _lookup(composed.display, key)
+    value = _value(composed, key)
     history = composed.sources.history(key)
     out(f"{key} = {_dump(value).strip().removesuffix('...').strip()}")
     if not history:
@@ -113,7 +128,7 @@ def explain(ctx: typer.Context, key: str = typer.Argument(...),
     where, _ = history[-1]
     out(f"  set by: {where}")
     for earlier, old in reversed(history[:-1]):
-        shown = "<redacted>" if "api_key" in key or "token" in key else old
+        shown = REDACTED if is_secret_key(key) else old
         out(f"  overrode: {shown!r} from {earlier}")
 
 

@@ -35,7 +35,7 @@ from hermes.config.layers import (
 from hermes.config.overrides import Override, cli_overrides, env_overrides, quote
 from hermes.config.schema import GROUPS, HermesConfig
 from hermes.config.sources import Choice, Sources, build_sources
-from hermes.credentials import REDACTED, Secrets
+from hermes.credentials import REDACTED, Secrets, is_secret_key, redact_tree
 from hermes.errors import ConfigError, did_you_mean, one_of
 from hermes.home import Home
 
@@ -81,7 +81,8 @@ def compose_config(
         config = HermesConfig.model_validate(resolved)
     except ValidationError as exc:
         raise _validation_error(exc, sources) from exc
-    return ComposedConfig(home, config, raw, display, sources)
+    # Literal secrets written into a file (``api_key: sk-...``) are redacted too.
+    return ComposedConfig(home, config, redact_tree(raw), redact_tree(display), sources)
 
 
 def _split_overrides(
@@ -99,6 +100,9 @@ def _split_overrides(
             raise ConfigError(f"bad override {override.text!r}: {first}",
                               source=override.origin) from exc
         group = parsed.key_or_group
+        if not group or group.split(".")[0] in ("hydra", _LAYER_GROUP):
+            raise ConfigError(f"bad override {override.text!r}: expected KEY=VALUE with a "
+                              "config key", source=override.origin)
         if group in GROUPS and parsed.type == OverrideType.CHANGE:
             if not isinstance(parsed.value(), str):
                 raise ConfigError(
@@ -150,7 +154,7 @@ def _hydra_compose(
                 lambda name: REDACTED if secrets.get(name) else f"<unset: {name}>"
             )
             display = _resolve(cfg, sources)
-        except HydraException as exc:
+        except (HydraException, ValueError) as exc:  # Hydra rejects some overrides with ValueError
             raise _hydra_error(exc, key_overrides) from exc
         except OmegaConfBaseException as exc:  # e.g. a malformed ${...} an override brings in
             key = str(getattr(exc, "full_key", "") or "")
@@ -196,7 +200,7 @@ def _resolve(cfg: Any, sources: Sources) -> dict[str, Any]:
     return cast(dict[str, Any], data)
 
 
-def _hydra_error(exc: HydraException, key_overrides: list[Override]) -> ConfigError:
+def _hydra_error(exc: HydraException | ValueError, key_overrides: list[Override]) -> ConfigError:
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     message = lines[0] if lines else type(exc).__name__
     origin = "command line"
@@ -241,6 +245,6 @@ def _validation_error(exc: ValidationError, sources: Sources) -> ConfigError:
         return ConfigError(f"missing value{suffix}", source=sources.who_set(key) or "config",
                            key=key)
     got = first.get("input")
-    shown = REDACTED if "api_key" in key or "token" in key else repr(got)
+    shown = REDACTED if is_secret_key(key) else repr(got)
     return ConfigError(f"{first['msg'].lower()}, got {shown}{suffix}",
                        source=sources.who_set(key), key=key)

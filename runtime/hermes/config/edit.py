@@ -12,7 +12,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from hermes.config.schema import GROUPS
+from hermes.config.groups import GROUPS
 from hermes.credentials import is_secret_name, read_env_file, write_env_file
 from hermes.errors import ConfigError
 from hermes.fsutil import atomic_write
@@ -28,18 +28,24 @@ def _yaml() -> Any:
     return yaml
 
 
-def load_roundtrip(text: str) -> Any:
+def load_roundtrip(text: str, source: str | None = None) -> Any:
+    """Load YAML for editing; errors name ``source`` (the file) and the line."""
     from ruamel.yaml import CommentedMap
     from ruamel.yaml.error import YAMLError
 
     try:
         doc = _yaml().load(text)
     except YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {str(exc).splitlines()[0]}") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = source
+        if mark is not None:
+            where = f"{source}:{mark.line + 1}" if source else f"line {mark.line + 1}"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid YAML: {problem}", source=where) from exc
     if doc is None:
         return CommentedMap()
     if not isinstance(doc, dict):
-        raise ConfigError("expected a mapping of settings at the top level")
+        raise ConfigError("expected a mapping of settings at the top level", source=source)
     return doc
 
 
@@ -127,10 +133,7 @@ def _load_profile(home: Home) -> Any:
         text = home.config_file.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    try:
-        return load_roundtrip(text)
-    except ConfigError as exc:
-        raise ConfigError(exc.detail, source=str(home.config_file)) from exc
+    return load_roundtrip(text, source=str(home.config_file))
 
 
 def _set_choice(doc: Any, group: str, option: str) -> None:

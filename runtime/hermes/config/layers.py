@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from hermes.config.schema import GROUPS
+from hermes.config.groups import GROUPS
 from hermes.errors import ConfigError, did_you_mean, one_of
 from hermes.home import NAME_PATTERN, PROFILES_DIR, Home
 
@@ -102,6 +102,9 @@ def split_defaults(data: dict[str, Any], source: Path) -> tuple[dict[str, Any], 
     Accepts ``- provider: x``, ``- override provider: x`` and
     ``- override /provider: x``; ``_self_`` is implied.
     """
+    if "hydra" in data:  # Hydra's own settings: a layer may not replace them
+        raise ConfigError("unknown key (reserved by Hydra); remove it", source=str(source),
+                          key="hydra")
     body = {k: v for k, v in data.items() if k not in ("defaults", "extends")}
     entries = data.get("defaults") or []
     if not isinstance(entries, list):

@@ -11,6 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes.config.groups import GROUPS
+
+__all__ = ["GROUPS", "HermesConfig"]
+
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -164,6 +168,3 @@ class HermesConfig(Section):
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 
-
-GROUPS: tuple[str, ...] = ("provider", "toolsets", "memory", "environment", "platforms")
-"""Config groups, in the order the packaged defaults list declares them."""

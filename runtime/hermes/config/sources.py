@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes.config.groups import GROUPS
 from hermes.config.layers import Layer, option_file, read_yaml, split_defaults
 from hermes.config.overrides import Override
-from hermes.config.schema import GROUPS
 
 _UNSET = object()
 
@@ -71,9 +71,13 @@ def lookup(data: Any, key: str) -> Any:
     """The value at dotted ``key`` in nested ``data``, or ``_UNSET``."""
     node = data
     for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
+        # YAML keys may be ints or bools (``1: x``); errors name them as strings.
+        if not isinstance(node, dict):
             return _UNSET
-        node = node[part]
+        match = next((k for k in node if str(k) == part), _UNSET)
+        if match is _UNSET:
+            return _UNSET
+        node = node[match]
     return node
 
 

@@ -1,0 +1,4 @@
+"""The config groups (kept apart from the schema so cheap readers skip pydantic)."""
+
+GROUPS: tuple[str, ...] = ("provider", "toolsets", "memory", "environment", "platforms")
+"""Config groups, in the order the packaged defaults list declares them."""
