@@ -84,7 +84,12 @@ def ensure_theirs(venv: Path) -> Path:
 
 
 def make_env(home: Path) -> dict[str, str]:
-    """The caller's environment minus any HERMES_* variables, with a private home."""
+    """The caller's environment minus any HERMES_* variables, with a private home.
+
+    The home directory exists, as it does for anyone who has used the tool once
+    (hermes-agent creates its own on first run; ours caches compositions in it).
+    """
+    (home / ".hermes").mkdir(mode=0o700, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
     env.update(HOME=str(home), HERMES_HOME=str(home / ".hermes"))
     return env

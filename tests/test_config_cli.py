@@ -33,9 +33,14 @@ SECRET = "sk-test-0123456789abcdef"
 
 
 def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file below ``directory`` with its bytes and permission bits."""
+    """Every file below ``directory`` with its bytes and permission bits.
+
+    The composition cache (``.cache/``) is left out: storing a validated
+    composition is the one write a read-only command may make.
+    """
     return {str(p.relative_to(directory)): (p.read_bytes(), p.stat().st_mode & 0o777)
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+            for p in sorted(directory.rglob("*"))
+            if p.is_file() and ".cache" not in p.relative_to(directory).parts}
 
 
 def assert_one_line_error(result, *fragments: str) -> str:

@@ -37,7 +37,8 @@ from hermes.home import (
 # What --clone copies; --clone-all copies everything except HISTORY.
 CLONE_ITEMS = ("config.yaml", ".env", "SOUL.md", "skills", "memories", "conf")
 HISTORY_ITEMS = frozenset(
-    {"state.db", "state.db-wal", "state.db-shm", "cron", "logs", "backups", "gateway.pid"}
+    {"state.db", "state.db-wal", "state.db-shm", "cron", "logs", "backups", "gateway.pid",
+     ".cache"}
 )
 # Never copied into or out of another profile.
 LOCAL_ITEMS = frozenset({"profile.json", "profiles", ACTIVE_FILE, ".lock"})
@@ -293,7 +294,7 @@ class ProfileManager:
         home = self.home(name)
         if output.exists():
             raise ProfileError(f"{output} already exists; choose another file name")
-        skip = {".env", ".lock", "profiles", ACTIVE_FILE, "gateway.pid"}
+        skip = {".env", ".lock", ".cache", "profiles", ACTIVE_FILE, "gateway.pid"}
         fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.")
         os.close(fd)
         try:

@@ -1,48 +1,28 @@
-"""Compose one profile's config with Hydra, then validate it against the schema.
+"""Compose one profile's config from its layers and overrides, then validate it.
 
-Hydra keeps process-wide state (``GlobalHydra``, ``ConfigStore``, OmegaConf
-resolvers). A gateway composes several profiles' configs in one process, so
-every composition runs under ``_HYDRA_LOCK`` and leaves that state as it found
-it. This is the only module that imports Hydra.
+The flow: read the layers (YAML), decide the group choices, record every
+source (provenance), then either take the composed config from the cache or
+compose it with Hydra (``hydra_backend``, imported only on a miss), resolve
+interpolations (``resolve``), and validate against the schema.
 """
 
 from __future__ import annotations
 
-import copy
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from hydra import compose, initialize
-from hydra.core.config_store import ConfigStore
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import OverrideType
-from hydra.errors import HydraException
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
-from hermes.config.layers import (
-    Layer,
-    available_options,
-    group_dirs,
-    layer_choices,
-    load_layers,
-    option_file,
-)
-from hermes.config.overrides import Override, cli_overrides, env_overrides, quote
+from hermes.config.cache import ComposeCache, cache_key
+from hermes.config.layers import Layer, layer_choices, load_layers, option_file
+from hermes.config.overrides import Override, cli_overrides, env_overrides, quick_split
+from hermes.config.resolve import resolve
 from hermes.config.schema import GROUPS, HermesConfig
 from hermes.config.sources import Choice, Sources, build_sources
 from hermes.credentials import REDACTED, Secrets, is_secret_key, redact_tree
-from hermes.errors import ConfigError, did_you_mean, one_of
+from hermes.errors import ConfigError, did_you_mean
 from hermes.home import Home
-
-# Guards Hydra's and OmegaConf's process-wide singletons (see module docstring).
-_HYDRA_LOCK = threading.Lock()
-_PRIMARY = "__hermes__"
-_LAYER_GROUP = "_hermes_layer_"
 
 
 @dataclass(frozen=True)
@@ -69,158 +49,51 @@ def compose_config(
 ) -> ComposedConfig:
     """Compose ``home``'s config from every layer plus overrides, and validate it.
 
-    Raises ``ConfigError`` (one line naming the file and key) on any problem.
+    ``profile_text`` stands in for the profile's ``config.yaml`` (to check an
+    edit before writing it; never cached). Raises ``ConfigError`` (one line
+    naming the file and key) on any problem.
     """
     layers = load_layers(home, environ, profile_text=profile_text)
     requested = env_overrides(environ) + cli_overrides(list(overrides))
-    choices, key_overrides = _split_overrides(layers, requested)
-    sources = build_sources(layers, choices, key_overrides)
-    secrets = Secrets(home.env_file, environ)
-    raw, resolved, display = _hydra_compose(layers, choices, key_overrides, secrets, sources)
+    cache = ComposeCache(home) if profile_text is None else None
+    raw, sources, key = _from_cache(cache, layers, requested)
+    if raw is None:
+        from hermes.config.hydra_backend import hydra_compose, split_overrides
+
+        choices, key_overrides = split_overrides(layers, requested)
+        sources = build_sources(layers, choices, key_overrides)
+        key = cache_key(sources)
+        raw = hydra_compose(layers, choices, key_overrides, sources)
+    assert sources is not None
+    resolved, display = resolve(raw, Secrets(home.env_file, environ), sources)
     try:
         config = HermesConfig.model_validate(resolved)
     except ValidationError as exc:
         raise _validation_error(exc, sources) from exc
+    if cache is not None and key is not None:
+        cache.put(key, raw)
     # Literal secrets written into a file (``api_key: sk-...``) are redacted too.
     return ComposedConfig(home, config, redact_tree(raw), redact_tree(display), sources)
 
 
-def _split_overrides(
-    layers: list[Layer], requested: list[Override]
-) -> tuple[dict[str, Choice], list[Override]]:
-    """Apply group choices (``provider=x``) ourselves; keep key overrides for Hydra."""
+def _from_cache(
+    cache: ComposeCache | None, layers: list[Layer], requested: list[Override]
+) -> tuple[dict[str, Any] | None, Sources | None, str | None]:
+    """``(raw, sources, key)`` on a hit; ``(None, None, None)`` when Hydra must run."""
+    split = quick_split(requested, GROUPS) if cache is not None else None
+    if cache is None or split is None:
+        return None, None, None
+    picked, key_overrides = split
     choices = {g: Choice(o, layer.where) for g, (o, layer) in layer_choices(layers).items()}
-    parser = OverridesParser.create()
-    keys: list[Override] = []
-    for override in requested:
-        try:
-            (parsed,) = parser.parse_overrides([override.text])
-        except HydraException as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise ConfigError(f"bad override {override.text!r}: {first}",
-                              source=override.origin) from exc
-        group = parsed.key_or_group
-        if not group or group.split(".")[0] in ("hydra", _LAYER_GROUP):
-            raise ConfigError(f"bad override {override.text!r}: expected KEY=VALUE with a "
-                              "config key", source=override.origin)
-        if group in GROUPS and parsed.type == OverrideType.CHANGE:
-            if not isinstance(parsed.value(), str):
-                raise ConfigError(
-                    f"{override.text!r}: one option per run; compare several with `hermes ab`",
-                    source=override.origin,
-                )
-            choices[group] = Choice(str(parsed.value()), override.origin)
-        else:
-            keys.append(override)
+    choices |= {g: Choice(option, origin) for g, (option, origin) in picked.items()}
     for group in GROUPS:
-        if group not in choices:
-            raise ConfigError(f"no option chosen for group {group}", source="packaged defaults")
-        choice = choices[group]
-        if option_file(layers, group, choice.option) is None:
-            options = available_options(layers, group)
-            raise ConfigError(
-                f'unknown option "{choice.option}"{did_you_mean(choice.option, options)}; '
-                f"available: {one_of(options)}",
-                source=choice.origin,
-                key=group,
-            )
-    return choices, keys
-
-
-def _hydra_compose(
-    layers: list[Layer],
-    choices: dict[str, Choice],
-    key_overrides: list[Override],
-    secrets: Secrets,
-    sources: Sources,
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    search = ",".join(quote(f"file://{d}") for d in group_dirs(layers) if d.is_dir())
-    hydra_overrides = [f"hydra.searchpath=[{search}]"] + [o.text for o in key_overrides]
-    defaults: list[Any] = [{g: choices[g].option} for g in GROUPS]
-    defaults += [f"{_LAYER_GROUP}/l{i}" for i in range(len(layers))] + ["_self_"]
-    with _HYDRA_LOCK:
-        GlobalHydra.instance().clear()
-        store = ConfigStore.instance()
-        try:
-            for i, layer in enumerate(layers):
-                _store_layer(store, f"l{i}", layer)
-            store.store(name=_PRIMARY, node={"defaults": defaults})
-            with initialize(version_base="1.3", config_path=None):
-                cfg = compose(_PRIMARY, overrides=hydra_overrides)
-            raw = OmegaConf.to_container(cfg, resolve=False)
-            _register_secret_resolver(lambda name: secrets.get(name))
-            resolved = _resolve(cfg, sources)
-            _register_secret_resolver(
-                lambda name: REDACTED if secrets.get(name) else f"<unset: {name}>"
-            )
-            display = _resolve(cfg, sources)
-        except (HydraException, ValueError) as exc:  # Hydra rejects some overrides with ValueError
-            raise _hydra_error(exc, key_overrides) from exc
-        except OmegaConfBaseException as exc:  # e.g. a malformed ${...} an override brings in
-            key = str(getattr(exc, "full_key", "") or "")
-            raise ConfigError(_first_line(exc), source=sources.who_set(key) if key else None,
-                              key=key or None) from exc
-        finally:
-            store.repo.pop(_LAYER_GROUP, None)
-            store.repo.pop(f"{_PRIMARY}.yaml", None)
-            GlobalHydra.instance().clear()
-    assert isinstance(raw, dict)
-    return cast(dict[str, Any], raw), resolved, display
-
-
-def _store_layer(store: ConfigStore, name: str, layer: Layer) -> None:
-    try:
-        store.store(group=_LAYER_GROUP, name=name, package="_global_",
-                    node=copy.deepcopy(layer.body))
-    except OmegaConfBaseException as exc:  # e.g. a malformed interpolation such as ${}
-        key = str(getattr(exc, "full_key", "") or "")
-        raise ConfigError(_first_line(exc), source=layer.where, key=key or None) from exc
-
-
-def _first_line(exc: OmegaConfBaseException) -> str:
-    return str(getattr(exc, "msg", exc)).strip().splitlines()[0]
-
-
-def _register_secret_resolver(resolver: Any) -> None:
-    OmegaConf.register_new_resolver("secret", resolver, replace=True, use_cache=False)
-
-
-def _resolve(cfg: Any, sources: Sources) -> dict[str, Any]:
-    try:
-        data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except OmegaConfBaseException as exc:
-        key = str(getattr(exc, "full_key", "") or "")
-        where = sources.who_set(key) if key else None
-        if type(exc).__name__ == "MissingMandatoryValue":
-            raise ConfigError(f"missing value — set it with `hermes config set {key} VALUE`",
-                              source=where, key=key) from exc
-        message = str(getattr(exc, "msg", exc)).strip().splitlines()[0]
-        raise ConfigError(message, source=where, key=key) from exc
-    assert isinstance(data, dict)
-    return cast(dict[str, Any], data)
-
-
-def _hydra_error(exc: HydraException | ValueError, key_overrides: list[Override]) -> ConfigError:
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    message = lines[0] if lines else type(exc).__name__
-    origin = "command line"
-    for override in key_overrides:
-        key = override.text.lstrip("+~").split("=", 1)[0]
-        if f"'{key}'" in message:
-            origin = override.origin
-            if "Could not append" in message:
-                return ConfigError(
-                    f"{key!r} is already set; change it with {override.text.lstrip('+')}",
-                    source=origin,
-                )
-            if "Could not override" in message:
-                return ConfigError(
-                    f"no such key {key!r}; add a new key with +{override.text.lstrip('+')}",
-                    source=origin,
-                )
-            if "Could not delete" in message:
-                return ConfigError(f"cannot delete {key!r}: it is not set", source=origin)
-    return ConfigError(message, source=origin)
+        path = option_file(layers, group, choices[group].option) if group in choices else None
+        if path is None or "defaults" in path.read_text(encoding="utf-8"):
+            return None, None, None  # errors and nested defaults lists go through Hydra
+    sources = build_sources(layers, choices, key_overrides)
+    key = cache_key(sources)
+    raw = cache.get(key)
+    return (raw, sources, key) if raw is not None else (None, None, None)
 
 
 def _validation_error(exc: ValidationError, sources: Sources) -> ConfigError:

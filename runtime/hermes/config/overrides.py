@@ -63,3 +63,28 @@ def env_overrides(environ: Mapping[str, str]) -> list[Override]:
 
 def cli_overrides(tokens: list[str]) -> list[Override]:
     return [Override(token, "command line") for token in tokens]
+
+
+_SIMPLE_CHOICE = re.compile(r"([a-z_]+)=([\w.-]+)")
+
+
+def quick_split(requested: list[Override], groups: tuple[str, ...]
+                ) -> tuple[dict[str, tuple[str, str]], list[Override]] | None:
+    """Classify overrides without Hydra's parser: ``(choices, key overrides)``.
+
+    ``choices`` maps a group to ``(option, origin)``. Returns ``None`` when a
+    token that names a group is not a plain ``group=option``: only Hydra's
+    parser can say what it means (and report it if it is wrong).
+    """
+    choices: dict[str, tuple[str, str]] = {}
+    keys: list[Override] = []
+    for override in requested:
+        text = override.text
+        if text.split("=", 1)[0] in groups:
+            match = _SIMPLE_CHOICE.fullmatch(text)
+            if match is None:
+                return None
+            choices[match.group(1)] = (match.group(2), override.origin)
+        else:
+            keys.append(override)
+    return choices, keys

@@ -11,8 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes.config.groups import GROUPS
-from hermes.config.layers import Layer, option_file, read_yaml, split_defaults
+from hermes.config.layers import (
+    Layer,
+    available_options,
+    option_file,
+    read_yaml,
+    split_defaults,
+)
 from hermes.config.overrides import Override
+from hermes.errors import ConfigError, did_you_mean, one_of
 
 _UNSET = object()
 
@@ -111,3 +118,19 @@ def build_sources(
     items += [Source(layer.where, layer.body) for layer in layers]
     items += [_override_source(o) for o in key_overrides]
     return Sources(items, choices)
+
+
+def check_choices(layers: list[Layer], choices: dict[str, Choice]) -> None:
+    """Raise a ``ConfigError`` listing the options when a chosen option does not exist."""
+    for group in GROUPS:
+        if group not in choices:
+            raise ConfigError(f"no option chosen for group {group}", source="packaged defaults")
+        choice = choices[group]
+        if option_file(layers, group, choice.option) is None:
+            options = available_options(layers, group)
+            raise ConfigError(
+                f'unknown option "{choice.option}"{did_you_mean(choice.option, options)}; '
+                f"available: {one_of(options)}",
+                source=choice.origin,
+                key=group,
+            )

@@ -1,0 +1,79 @@
+"""A cache of composed (unresolved) configs, so a warm start skips Hydra.
+
+Composition is a pure function of its inputs: the layers' values and group
+choices, the chosen group option files, and the overrides — exactly what
+``Sources`` records. The cache key is a hash of those, so any edit to any file
+that takes part, or any different override, misses. Only configs that
+validated are stored. Entries hold no resolved secrets (interpolations stay
+unresolved); they live in the home (``.cache/config/``, 0600), are never
+exported or cloned, and the newest ``KEEP`` are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from hermes import __version__
+from hermes.config.sources import Sources
+from hermes.fsutil import atomic_write
+from hermes.home import Home
+
+KEEP = 16
+FORMAT = 1
+
+
+def cache_key(sources: Sources) -> str:
+    payload = {
+        "format": FORMAT,
+        "version": __version__,
+        "sources": [[s.where, s.data, list(s.deletes)] for s in sources.items],
+        "choices": {g: c.option for g, c in sorted(sources.choices.items())},
+    }
+    # Insertion order is deterministic for the same files, so no sort_keys (YAML
+    # allows non-string keys, which JSON would refuse to sort).
+    blob = json.dumps(payload, default=repr).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+class ComposeCache:
+    """Composed configs of one home, by ``cache_key``."""
+
+    def __init__(self, home: Home):
+        self.home = home
+        self.directory = home.path / ".cache" / "config"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.directory / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put(self, key: str, raw: dict[str, Any]) -> None:
+        """Store ``raw``; silently does nothing where the home does not exist yet."""
+        if not self.home.path.is_dir():
+            return  # never create a home just to cache into it
+        text = json.dumps(raw, default=repr)
+        if json.loads(text) != raw:
+            return  # not representable in JSON (e.g. non-string keys): compose each time
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            atomic_write(self.directory / f"{key}.json", text, mode=0o600)
+            self._prune()
+        except OSError:
+            return  # a read-only home still composes, just without the cache
+
+    def _prune(self) -> None:
+        entries = sorted(self.directory.glob("*.json"), key=_mtime, reverse=True)
+        for stale in entries[KEEP:]:
+            stale.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
