@@ -5,6 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+
+from hermes.errors import SandboxError
 
 
 @dataclass(frozen=True)
@@ -12,6 +15,25 @@ class CommandResult:
     exit_code: int
     output: str
     timed_out: bool = False
+
+
+class BackgroundProcess(ABC):
+    """A command started with ``Environment.spawn``; its combined output goes to a log file."""
+
+    pid: int
+    log_path: Path
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """The exit code, or None while it still runs."""
+
+    @abstractmethod
+    def wait(self, timeout: float | None) -> int | None:
+        """Wait up to ``timeout`` seconds; the exit code, or None if it still runs."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Stop the process and everything it started; a no-op once it has exited."""
 
 
 class Environment(ABC):
@@ -28,6 +50,13 @@ class Environment(ABC):
     @abstractmethod
     def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
         """Run ``command`` in a shell and return its combined output."""
+
+    def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
+        """Start ``command`` in the background, writing its output to ``log_path``.
+
+        Environments that cannot do this keep the default, which says so.
+        """
+        raise SandboxError(f"the {self.kind} environment cannot run background processes")
 
 
 def open_environment(environment: Environment) -> Iterator[Environment]:

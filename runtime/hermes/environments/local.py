@@ -2,11 +2,51 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 from pathlib import Path
 
-from hermes.environments.base import CommandResult, Environment
+from hermes.environments.base import BackgroundProcess, CommandResult, Environment
 from hermes.home import Home
+
+# After a kill, how long to wait for the pipes to close before giving up on them.
+DRAIN_SECONDS = 2.0
+
+
+def _kill_group(process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+    """Signal the process group: a shell's children must die with it, or they
+    keep the output pipe open and the caller hangs past its timeout."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+class LocalProcess(BackgroundProcess):
+    """A background command in its own session (so it can be killed as a group)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], log_path: Path):
+        self._process = process
+        self.pid = process.pid
+        self.log_path = log_path
+
+    def poll(self) -> int | None:
+        return self._process.poll()
+
+    def wait(self, timeout: float | None) -> int | None:
+        try:
+            return self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        # The group may outlive its leader (``cmd &``), so signal it even after exit.
+        _kill_group(self._process, signal.SIGTERM)
+        if self.wait(1.0) is None:
+            _kill_group(self._process)
+            self.wait(DRAIN_SECONDS)
+        else:
+            _kill_group(self._process)
 
 
 class LocalEnvironment(Environment):
@@ -19,13 +59,36 @@ class LocalEnvironment(Environment):
         self.environ = environ
 
     def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
+        process = subprocess.Popen(
+            ["/bin/sh", "-c", command], cwd=self.cwd, env=self.home.child_env(self.environ),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
-            done = subprocess.run(
+            output, _ = process.communicate(timeout=timeout or self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            return CommandResult(124, self._drain(process), timed_out=True)
+        return CommandResult(process.returncode, output.decode(errors="replace"))
+
+    @staticmethod
+    def _drain(process: subprocess.Popen[bytes]) -> str:
+        """Partial output of a killed command; bounded even if a grandchild escaped the group."""
+        try:
+            output, _ = process.communicate(timeout=DRAIN_SECONDS)
+        except subprocess.TimeoutExpired:
+            if process.stdout is not None:
+                process.stdout.close()
+            process.wait()
+            return ""
+        return output.decode(errors="replace") if output else ""
+
+    def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
+        log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
                 ["/bin/sh", "-c", command], cwd=self.cwd, env=self.home.child_env(self.environ),
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                timeout=timeout or self.timeout, check=False,
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
-        except subprocess.TimeoutExpired as exc:
-            output = exc.output.decode(errors="replace") if exc.output else ""
-            return CommandResult(124, output, timed_out=True)
-        return CommandResult(done.returncode, done.stdout.decode(errors="replace"))
+        return LocalProcess(process, log_path)

@@ -1,0 +1,100 @@
+"""``ToolContext``: everything a tool handler gets besides its arguments.
+
+The agent loop builds one context per session and passes it to every
+``ToolRegistry.dispatch`` of that session; per-session state (approved danger
+patterns, the todo list) lives on it. It is a plain dataclass: services are
+handed in, nothing here knows about the container.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes.environments.base import Environment
+from hermes.home import Home
+from hermes.tools.processes import ProcessTable
+from hermes.tools.redact import build_redactor, no_redaction
+
+ApprovalChoice = Literal["once", "session", "always", "deny"]
+ApprovalCallback = Callable[[str, str], ApprovalChoice]
+"""``approve(command, reason) -> "once" | "session" | "always" | "deny"``."""
+ClarifyCallback = Callable[[str, list[str] | None], str]
+"""``clarify(question, choices_or_None) -> the user's answer``."""
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+@dataclass
+class TodoItem:
+    """One entry of the session's todo list."""
+
+    id: str
+    content: str
+    status: TodoStatus = "pending"
+
+
+@dataclass
+class SessionState:
+    """What tools remember between calls within one session."""
+
+    approved_patterns: set[str] = field(default_factory=set)
+    """Danger pattern keys the user approved for the rest of the session."""
+    todos: list[TodoItem] = field(default_factory=list)
+    """The session's todo list, in order."""
+
+
+@dataclass
+class ToolContext:
+    """What every tool handler receives as ``ctx``."""
+
+    home: Home
+    """The profile's home (paths of config, secrets, allowlists)."""
+    environment: Environment
+    """Where commands run (local, docker, ssh)."""
+    cwd: Path
+    """Relative paths in file tools resolve against this directory."""
+    session_id: str
+    """The session the tool calls belong to."""
+    spill_dir: Path | None = None
+    """Where oversized results and background-process logs are written."""
+    approve: ApprovalCallback | None = None
+    """Asks the user about a dangerous command; None when nobody can be asked."""
+    clarify: ClarifyCallback | None = None
+    """Asks the user a question; None in non-interactive runs."""
+    interactive: bool = False
+    """True in an interactive chat, where a person can answer prompts."""
+    yolo: bool = False
+    """Run dangerous commands without asking (the hard blocklist still applies)."""
+    redact: Callable[[str], str] = no_redaction
+    """Scrubs secrets from every result before the model sees it."""
+    user_home: Path = field(default_factory=Path.home)
+    """The OS user's home, whose credential files write tools refuse to touch."""
+    max_result_chars: int = 50_000
+    """Default cap of one tool result (``agent.tool_result_max_chars``)."""
+    state: SessionState = field(default_factory=SessionState)
+    """Per-session memory of the tools."""
+    processes: ProcessTable = field(default_factory=ProcessTable)
+    """Background jobs; pass the runtime's table to share it across sessions."""
+
+    @classmethod
+    def for_session(cls, home: Home, environment: Environment, session_id: str, *,
+                    environ: Mapping[str, str], cwd: Path | None = None,
+                    **options: Any) -> ToolContext:
+        """A context with the home's redactor, spill dir and user home filled in;
+        ``options`` sets any other field (``approve``, ``interactive``, ...).
+
+        ``cwd`` defaults to the environment's working directory, else the process's.
+        """
+        # Only a local environment's cwd is a path on this machine.
+        env_cwd = getattr(environment, "cwd", None) if environment.kind == "local" else None
+        context = cls(
+            home=home, environment=environment, session_id=session_id,
+            cwd=cwd or (Path(env_cwd) if env_cwd else Path.cwd()),
+            spill_dir=home.path / "tool_results" / re.sub(r"[^\w.-]", "_", session_id),
+            redact=build_redactor(home.env_file, environ),
+            user_home=Path(environ["HOME"]) if environ.get("HOME") else Path.home(),
+        )
+        return replace(context, **options)

@@ -1,0 +1,31 @@
+"""The built-in toolsets and tools every runtime registers."""
+
+from __future__ import annotations
+
+import shutil
+
+from hermes.tools.base import ToolSpec
+from hermes.tools.clarify import clarify_tool
+from hermes.tools.file import file_tools
+from hermes.tools.process import process_tool
+from hermes.tools.search import search_tool
+from hermes.tools.terminal import terminal_tool
+from hermes.tools.todo import todo_tool
+from hermes.tools.toolsets import ToolsetSpec
+
+CORE_TOOLSETS = (
+    ToolsetSpec("file", "Read, write, patch and search files."),
+    ToolsetSpec("terminal", "Run shell commands."),
+    ToolsetSpec("process", "Manage background processes."),
+    ToolsetSpec("todo", "A task list for the session."),
+    ToolsetSpec("clarify", "Ask the user questions."),
+    ToolsetSpec("core", "Every built-in tool.",
+                includes=("file", "terminal", "process", "todo", "clarify")),
+)
+
+
+def core_tools(*, ripgrep: str | None = "auto", background: bool = True) -> list[ToolSpec]:
+    """Specs of the built-in tools. ``ripgrep="auto"`` finds ``rg`` on PATH."""
+    rg = shutil.which("rg") if ripgrep == "auto" else ripgrep
+    return [*file_tools(), search_tool(rg), terminal_tool(background), process_tool(),
+            todo_tool(), clarify_tool()]

@@ -1,0 +1,166 @@
+"""Toolset ``file``: ``read_file``, ``write_file`` and ``patch`` (``search_files`` is in search.py).
+
+Relative paths resolve against the context's cwd. Writes go through
+``paths.check_writable`` (credentials, other profiles, this profile's runtime
+config are refused) and are atomic, keeping the file's permission bits.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from hermes.errors import ToolError
+from hermes.fsutil import atomic_write
+from hermes.tools.base import ToolSpec, object_schema
+from hermes.tools.context import ToolContext
+from hermes.tools.paths import check_readable, check_writable, resolve_path
+from hermes.tools.results import ok
+
+MAX_READ_BYTES = 10 * 1024 * 1024
+MAX_LINE_CHARS = 2000
+DEFAULT_READ_LINES = 500
+MAX_READ_LINES = 2000
+MAX_DIFF_LINES = 80
+BINARY_SNIFF_BYTES = 8192
+
+
+def _existing_file(path: Path) -> Path:
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory; use search_files to list its files")
+    if not path.exists():
+        raise ToolError(f"{path} does not exist{_sibling_hint(path)}")
+    return path
+
+
+def _sibling_hint(path: Path) -> str:
+    try:
+        siblings = [child.name for child in path.parent.iterdir()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, siblings, n=3, cutoff=0.6)
+    return f" (similar files here: {', '.join(close)})" if close else ""
+
+
+def read_text(path: Path) -> str:
+    """A text file's content; refuses huge, binary and non-UTF-8 files with advice."""
+    size = path.stat().st_size
+    if size > MAX_READ_BYTES:
+        raise ToolError(f"{path} is too large to read ({size // 1024 // 1024} MB); use "
+                        "search_files to find the relevant lines, or terminal with head/sed -n")
+    data = path.read_bytes()
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise ToolError(f"{path} looks like a binary file; inspect it with terminal "
+                        "(file, xxd | head) instead")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def read_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
+    path = resolve_path(args["path"], ctx.cwd, ctx.user_home)
+    check_readable(path, ctx.home)
+    lines = read_text(_existing_file(path)).splitlines()
+    offset = args.get("offset", 1)
+    limit = min(args.get("limit", DEFAULT_READ_LINES), MAX_READ_LINES)
+    if offset < 1 or limit < 1:
+        raise ToolError("offset and limit must be at least 1 (offset is a 1-based line number)")
+    if lines and offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end of {path} ({len(lines)} lines)")
+    chosen = lines[offset - 1: offset - 1 + limit]
+    numbered = [f"{offset + i:>6}|{_clip(line)}" for i, line in enumerate(chosen)]
+    end = offset + len(chosen) - 1
+    more = {"next_offset": end + 1} if end < len(lines) else {}
+    return ok(path=str(path), content="\n".join(numbered), start_line=offset, end_line=end,
+              total_lines=len(lines), **more)
+
+
+def _clip(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return line[:MAX_LINE_CHARS] + f" ... [line cut, {len(line)} characters]"
+
+
+def _write(path: Path, text: str) -> None:
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    atomic_write(path, text, mode=mode)
+
+
+def write_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
+    path = resolve_path(args["path"], ctx.cwd, ctx.user_home)
+    check_writable(path, ctx.home, ctx.user_home)
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory; give a file path")
+    created = not path.exists()
+    content: str = args["content"]
+    _write(path, content)
+    return ok(path=str(path), created=created, bytes_written=len(content.encode()),
+              lines=content.count("\n") + (0 if content.endswith("\n") or not content else 1))
+
+
+def patch(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
+    path = resolve_path(args["path"], ctx.cwd, ctx.user_home)
+    check_writable(path, ctx.home, ctx.user_home)
+    old, new = args["old_string"], args["new_string"]
+    if not old:
+        raise ToolError("old_string is empty; give the exact text to replace")
+    if old == new:
+        raise ToolError("old_string and new_string are the same; nothing to change")
+    text = read_text(_existing_file(path))
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(f"old_string was not found in {path}{_closest_line(text, old)}; "
+                        "read the file and copy the exact text, including indentation")
+    if count > 1 and not args.get("replace_all", False):
+        raise ToolError(f"old_string occurs {count} times in {path}; include more surrounding "
+                        "lines to make it unique, or set replace_all=true")
+    replace_all = bool(args.get("replace_all", False))
+    updated = text.replace(old, new, -1 if replace_all else 1)
+    _write(path, updated)
+    return ok(path=str(path), replacements=count if replace_all else 1,
+              diff=_diff(text, updated, path.name))
+
+
+def _closest_line(text: str, old: str) -> str:
+    first = old.strip().splitlines()[0].strip() if old.strip() else ""
+    lines = text.splitlines()
+    close = difflib.get_close_matches(first, [line.strip() for line in lines], n=1, cutoff=0.6)
+    if not close:
+        return ""
+    number = next(i for i, line in enumerate(lines, 1) if line.strip() == close[0])
+    return f" (closest line {number}: {close[0]!r})"
+
+
+def _diff(before: str, after: str, name: str) -> str:
+    diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{name}",
+                                     f"b/{name}", lineterm="", n=2))
+    cut = len(diff) > MAX_DIFF_LINES
+    return "\n".join(diff[:MAX_DIFF_LINES]) + ("\n... (diff cut)" if cut else "")
+
+
+PATH = {"type": "string", "description": "File path; relative paths start at the working "
+        "directory."}
+
+
+def file_tools() -> list[ToolSpec]:
+    """``read_file``, ``write_file`` and ``patch``."""
+    return [
+        ToolSpec("read_file", "file", "Read a text file with line numbers (NNNNNN|line). "
+                 "Use offset/limit to page through long files.",
+                 object_schema(("path",), path=PATH,
+                               offset={"type": "integer", "description": "First line, 1-based."},
+                               limit={"type": "integer", "description": "Lines to read "
+                                      f"(default {DEFAULT_READ_LINES}, max {MAX_READ_LINES})."}),
+                 read_file, parallel_safe=True),
+        ToolSpec("write_file", "file", "Create or overwrite a file with the given content.",
+                 object_schema(("path", "content"), path=PATH, content={"type": "string"}),
+                 write_file),
+        ToolSpec("patch", "file", "Replace an exact string in a file. old_string must match "
+                 "exactly once unless replace_all is true.",
+                 object_schema(("path", "old_string", "new_string"), path=PATH,
+                               old_string={"type": "string"}, new_string={"type": "string"},
+                               replace_all={"type": "boolean"}),
+                 patch),
+    ]

@@ -1,0 +1,121 @@
+"""The approval flow of the terminal tool: once, session, always, deny, non-interactive,
+yolo, and the hard blocklist that nothing unlocks. Commands really run when approved."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+from hermes.tools.approval import allowlist_path, check_command, load_allowlist
+from hermes.tools.context import ApprovalChoice, ToolContext
+from test_tools_support import call, make_context, make_registry
+
+# Dangerous (needs approval) yet harmless here: the remote does not exist, so it just fails.
+FORCE_PUSH = "git push --force nowhere main 2>/dev/null; echo ran"
+
+
+class Approver:
+    """An approval callback that answers from a script and records what it was asked."""
+
+    def __init__(self, *answers: str):
+        self.answers = list(answers)
+        self.asked: list[tuple[str, str]] = []
+
+    def __call__(self, command: str, reason: str) -> ApprovalChoice:
+        self.asked.append((command, reason))
+        return self.answers.pop(0)  # type: ignore[return-value]
+
+
+def interactive(tmp_path: Path, approver: Approver, **options: Any) -> ToolContext:
+    return make_context(tmp_path, interactive=True, approve=approver, **options)
+
+
+def run(ctx: ToolContext, command: str = FORCE_PUSH) -> dict[str, Any]:
+    return call(make_registry(["terminal"]), ctx, "terminal", {"command": command})
+
+
+def test_safe_commands_never_ask(tmp_path: Path) -> None:
+    approver = Approver()
+    assert run(interactive(tmp_path, approver), "echo fine")["output"] == "fine\n"
+    assert approver.asked == []
+
+
+def test_once_allows_one_run(tmp_path: Path) -> None:
+    approver = Approver("once", "deny")
+    ctx = interactive(tmp_path, approver)
+    assert run(ctx)["output"].endswith("ran\n")
+    denied = run(ctx)
+    assert "denied" in denied["error"] and "git push --force" in denied["error"]
+    assert approver.asked[0] == (FORCE_PUSH, "git push --force rewrites the remote's history")
+    assert len(approver.asked) == 2
+
+
+def test_session_remembers_the_pattern_for_this_context(tmp_path: Path) -> None:
+    approver = Approver("session")
+    ctx = interactive(tmp_path, approver)
+    assert run(ctx)["output"].endswith("ran\n")
+    assert run(ctx, "git push -f elsewhere 2>/dev/null; echo again")["output"].endswith("again\n")
+    assert len(approver.asked) == 1 and ctx.state.approved_patterns == {"git_force_push"}
+    other = interactive(tmp_path / "other", Approver("deny"))
+    assert "denied" in run(other)["error"]  # another session asks again
+    assert not allowlist_path(ctx.home.path).exists()
+
+
+def test_always_persists_to_the_home_allowlist(tmp_path: Path) -> None:
+    ctx = interactive(tmp_path, Approver("always"))
+    assert run(ctx)["output"].endswith("ran\n")
+    path = allowlist_path(ctx.home.path)
+    assert json.loads(path.read_text()) == {"always": ["git_force_push"]}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    later = make_context(tmp_path)  # a new, non-interactive session of the same home
+    assert run(later)["output"].endswith("ran\n")
+    assert "needs the user's approval" in run(later, "chmod 777 x")["error"]  # only that pattern
+
+
+def test_allowlists_are_per_profile(tmp_path: Path) -> None:
+    run(interactive(tmp_path, Approver("always")))
+    assert "needs the user's approval" in run(make_context(tmp_path, profile="other"))["error"]
+
+
+def test_a_corrupt_allowlist_approves_nothing(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    allowlist_path(ctx.home.path).write_text("{not json")
+    assert load_allowlist(allowlist_path(ctx.home.path)) == set()
+    assert "needs the user's approval" in run(ctx)["error"]
+    run(interactive(tmp_path, Approver("always")))
+    assert load_allowlist(allowlist_path(ctx.home.path)) == {"git_force_push"}
+
+
+def test_deny_and_unexpected_answers_refuse(tmp_path: Path) -> None:
+    for answer in ("deny", "sure, why not"):
+        result = run(interactive(tmp_path, Approver(answer)))
+        assert "the user denied this command" in result["error"]
+        assert result["command"] == FORCE_PUSH
+
+
+def test_non_interactive_runs_refuse_unless_yolo(tmp_path: Path) -> None:
+    refused = run(make_context(tmp_path))
+    assert "non-interactive" in refused["error"] and "git push --force" in refused["error"]
+    no_callback = run(make_context(tmp_path, interactive=True))
+    assert "non-interactive" in no_callback["error"]
+    assert run(make_context(tmp_path, yolo=True))["output"].endswith("ran\n")
+
+
+def test_hard_blocklist_beats_yolo_session_and_always(tmp_path: Path) -> None:
+    approver = Approver("always")
+    ctx = interactive(tmp_path, approver, yolo=True)
+    ctx.state.approved_patterns |= {"delete_root", "fork_bomb", "write_disk"}
+    allowlist_path(ctx.home.path).write_text(json.dumps({"always": ["delete_root"]}))
+    for command in ("rm -rf /", ":(){ :|:& };:", "dd if=/dev/zero of=/dev/sda",
+                    "mkfs.ext4 /dev/sda1", "sudo rm -rf --no-preserve-root /*"):
+        result = run(ctx, command)
+        assert "blocked" in result["error"] and "never be approved" in result["error"], command
+    assert approver.asked == []
+
+
+def test_check_command_is_usable_directly(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    assert check_command("ls", ctx) is None
+    assert "shuts down" in str(check_command("sudo shutdown -h now", ctx))
