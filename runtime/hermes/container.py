@@ -56,6 +56,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
+        environ=environ,
     )
 
     _env_settings = settings.provided.environment
