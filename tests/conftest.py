@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes.cli.app import CliState
-from hermes.cli.main import app, split_profile_flag
+from hermes.cli.main import app, expand_oneshot, split_profile_flag
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,8 @@ def hermes(environ: dict[str, str]) -> Callable[..., object]:
         full_env = environ | (env or {})
         profile, rest = split_profile_flag(list(args))
         runner = CliRunner()
-        return runner.invoke(app, rest, obj=CliState(profile, full_env), input=input,
+        return runner.invoke(app, expand_oneshot(rest), obj=CliState(profile, full_env),
+                             input=input,
                              env=full_env, catch_exceptions=False)
 
     return invoke
@@ -65,3 +66,16 @@ def hermes_subprocess(environ: dict[str, str]) -> Callable[..., subprocess.Compl
                               input=input, capture_output=True, text=True, timeout=120)
 
     return run
+
+
+def write_fake_provider(home: Path, base_url: str, **settings: object) -> None:
+    """Point a home at the fake LLM as a custom OpenAI-compatible provider."""
+    import yaml
+
+    home.mkdir(parents=True, exist_ok=True)
+    provider = {"model": "gpt-4o", "api_base": base_url, "retry_backoff": 0, "max_retries": 1,
+                "timeout": 10} | settings
+    config = {"defaults": [{"override provider": "custom"}], "provider": provider}
+    (home / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (home / ".env").write_text("CUSTOM_API_KEY=sk-fake-test-key-1234\n")
+    (home / ".env").chmod(0o600)

@@ -17,6 +17,7 @@ from typing import Any
 from dependency_injector import containers, providers
 
 from hermes.agent.factory import AgentDeps, AgentFactory
+from hermes.agent.hooks import Hooks
 from hermes.config.schema import HermesConfig
 from hermes.credentials import Secrets
 from hermes.environments.base import open_environment
@@ -90,16 +91,21 @@ class RuntimeContainer(containers.DeclarativeContainer):
     plugins = providers.Singleton(PluginManager, directory=home.provided.plugins_dir)
     platforms = providers.Singleton(build_platforms, settings=settings.provided.platforms)
 
+    hooks = providers.Singleton(Hooks)
+
     agent_factory = providers.Factory(
         AgentFactory,
         deps=providers.Factory(
             AgentDeps,
+            home=home,
+            environ=environ,
             settings=settings.provided.agent,
             model=model,
             tools=tools,
             environment=environment,
             memory=memory,
             sessions=sessions,
+            hooks=hooks,
         ),
     )
 

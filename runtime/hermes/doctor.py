@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from hermes.errors import ConfigError
 from hermes.fsutil import file_mode
@@ -87,21 +87,28 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str]) -
     config = composed.config
     checks = [Check("config", "ok", f"provider {config.provider.name}, "
                     f"model {config.provider.model}, environment {config.environment.kind}")]
-    provider = config.provider
-    if provider.requires_key and not provider.api_key:
-        ref = str(composed.raw.get("provider", {}).get("api_key") or "")
-        name = ref[len("${secret:"):-1] if ref.startswith("${secret:") else "PROVIDER_API_KEY"
-        checks.append(Check("provider credentials", "fail", f"{name} is not set",
-                            f"hermes config set {name} <your key>"))
+    missing = missing_api_key(composed)
+    if missing:
+        checks.append(Check("provider credentials", "fail", f"{missing} is not set",
+                            f"hermes config set {missing} <your key>"))
     else:
-        checks.append(Check("provider credentials", "ok",
-                            "key present" if provider.requires_key else "no key needed"))
+        checks.append(Check("provider credentials", "ok", "key present"
+                            if config.provider.requires_key else "no key needed"))
     docker = docker_ping(environ)
     needed = config.environment.kind == "docker"
     checks.append(Check("docker", "ok" if docker is None else ("fail" if needed else "warn"),
                         "reachable" if docker is None else docker,
                         "" if docker is None else "start dockerd, or set DOCKER_HOST"))
     return checks
+
+
+def missing_api_key(composed: Any) -> str | None:
+    """The name of the secret the provider needs but does not have, else None."""
+    provider = composed.config.provider
+    if not provider.requires_key or provider.api_key:
+        return None
+    ref = str(composed.raw.get("provider", {}).get("api_key") or "")
+    return ref[len("${secret:"):-1] if ref.startswith("${secret:") else "PROVIDER_API_KEY"
 
 
 def docker_ping(environ: Mapping[str, str] | None = None) -> str | None:

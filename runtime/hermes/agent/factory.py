@@ -1,32 +1,94 @@
-"""The agent factory: hands each new agent the services of its runtime."""
+"""The agent factory: builds an ``Agent`` for a new or resumed session from a runtime."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from hermes.agent.hooks import Hooks
+from hermes.agent.loop import Agent, AgentEvents
+from hermes.agent.prompt import build_system_prompt
 from hermes.config.schema import AgentConfig
 from hermes.environments.base import Environment
+from hermes.home import Home
 from hermes.memory.base import MemoryProvider
 from hermes.models.base import ModelClient
 from hermes.sessions.store import SessionStore
+from hermes.tools.context import ApprovalCallback, ClarifyCallback, ToolContext
 from hermes.tools.registry import ToolRegistry
+
+MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
 
 
 @dataclass(frozen=True)
 class AgentDeps:
     """Everything one agent uses; built by the container, never by the agent."""
 
+    home: Home
+    environ: Mapping[str, str]
     settings: AgentConfig
     model: ModelClient
     tools: ToolRegistry
     environment: Environment
     memory: MemoryProvider
     sessions: SessionStore
+    hooks: Hooks
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """How the agent reaches the person: approvals, questions, output."""
+
+    interactive: bool = False
+    yolo: bool = False
+    approve: ApprovalCallback | None = None
+    clarify: ClarifyCallback | None = None
+    stream: bool = True
+    events: AgentEvents | None = None
+    source: str = "cli"
 
 
 class AgentFactory:
     def __init__(self, deps: AgentDeps):
         self.deps = deps
 
-    def dependencies(self) -> AgentDeps:
-        return self.deps
+    def new_session(self, how: Interaction) -> Agent:
+        d = self.deps
+        session_id = uuid.uuid4().hex
+        prompt = build_system_prompt(d.home, memory_snapshot=d.memory.snapshot(),
+                                     personality=d.settings.personality, session_id=session_id,
+                                     has_tools=bool(d.tools.names()), platform=how.source)
+        d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
+                                  session_id=session_id)
+        for hook in d.hooks.session_start:
+            hook(session_id)
+        return self._agent(session_id, [{"role": "system", "content": prompt}], how)
+
+    def resume(self, session_id: str, how: Interaction) -> Agent:
+        """Continue a stored session with its stored system prompt, verbatim."""
+        d = self.deps
+        session = d.sessions.get_session(session_id)
+        messages: list[dict[str, Any]] = [{"role": "system",
+                                           "content": session.system_prompt or ""}]
+        for row in d.sessions.messages(session.id):
+            message = {k: row[k] for k in MESSAGE_KEYS if row.get(k) is not None}
+            message.setdefault("content", None)
+            messages.append(message)
+        return self._agent(session.id, messages, how)
+
+    def latest_session_id(self, source: str | None = None) -> str | None:
+        sessions = self.deps.sessions.list_sessions(source=source, limit=1)
+        return sessions[0].id if sessions else None
+
+    def _agent(self, session_id: str, messages: list[dict[str, Any]], how: Interaction) -> Agent:
+        d = self.deps
+        ctx = ToolContext.for_session(
+            d.home, d.environment, session_id, environ=dict(d.environ), approve=how.approve,
+            clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
+            max_result_chars=d.settings.tool_result_max_chars)
+        return Agent(model=d.model, tools=d.tools, store=d.sessions, tool_context=ctx,
+                     session_id=session_id, messages=messages,
+                     max_iterations=d.settings.max_iterations, hooks=d.hooks,
+                     stream=how.stream, events=how.events)

@@ -15,7 +15,8 @@ PROFILE_FLAGS = ("-p", "--profile")
 app = new_app(
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
     "\b\nGlobal option, accepted anywhere on the command line:\n"
-    "  -p, --profile NAME   run with that profile's home"
+    "  -p, --profile NAME   run with that profile's home\n"
+    "  -z TEXT              one-shot: same as `hermes chat -q TEXT`"
 )
 
 
@@ -35,11 +36,14 @@ def main(
 
 
 def _register() -> None:
-    from hermes.cli import config_cmd, doctor_cmd, profile_cmd
+    from hermes.cli import chat_cmd, config_cmd, doctor_cmd, profile_cmd
 
     app.add_typer(profile_cmd.app, name="profile")
     app.add_typer(config_cmd.app, name="config")
     app.command("doctor")(doctor_cmd.doctor)
+    app.command("chat")(chat_cmd.chat)
+    from hermes.cli import sessions_cmd
+    app.add_typer(sessions_cmd.app, name="sessions")
 
 
 _register()
@@ -71,7 +75,17 @@ def split_profile_flag(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     return profile, rest
 
 
+def expand_oneshot(args: list[str]) -> list[str]:
+    """``hermes -z TEXT [...]`` is ``hermes chat -q TEXT [...]``."""
+    if args[:1] == ["-z"]:
+        if len(args) < 2:
+            sys.stderr.write("error: -z needs the question to ask\n")
+            raise SystemExit(2)
+        return ["chat", "-q", args[1], *args[2:]]
+    return args
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     profile, rest = split_profile_flag(sys.argv[1:] if argv is None else argv)
-    app(args=rest, prog_name="hermes", obj=CliState(profile))
+    app(args=expand_oneshot(rest), prog_name="hermes", obj=CliState(profile))

@@ -53,6 +53,8 @@ class ProviderConfig(Section):
     """Seconds before one model request times out."""
     max_retries: int = Field(3, ge=0)
     """Retries for retryable failures (rate limits, overloads, timeouts)."""
+    retry_backoff: float = Field(1.0, ge=0)
+    """Base seconds of the jittered exponential backoff between retries."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Extra parameters passed through to the provider (temperature, ...)."""
     fallbacks: list[FallbackConfig] = Field(default_factory=list)

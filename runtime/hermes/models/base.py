@@ -5,12 +5,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from hermes.models.types import ModelReply, StreamCallbacks
+
 
 class ModelClient(ABC):
-    """Sends a conversation to a model and returns its reply message."""
+    """Sends a conversation (OpenAI-style messages) to a model; returns its reply."""
 
     model: str
 
     @abstractmethod
-    def complete(self, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
-        """One model call; returns the assistant message as a plain dict."""
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 *, stream: bool = False, callbacks: StreamCallbacks | None = None,
+                 **params: Any) -> ModelReply:
+        """One model turn."""

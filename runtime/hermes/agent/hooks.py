@@ -1,0 +1,39 @@
+"""Hook points of the agent loop, per runtime (plugins and tests register here).
+
+A pre-model hook may return text; it is appended to the user's message for
+that turn, never to the system prompt (which must stay cache-stable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PreModel = Callable[[str], str | None]
+"""Receives the user's text; may return context to append to it."""
+PostModel = Callable[[Any], None]
+"""Receives the ``ModelReply``."""
+PreTool = Callable[[str, str], None]
+"""Receives the tool name and raw arguments."""
+PostTool = Callable[[str, Any], None]
+"""Receives the tool name and the ``ToolResult``."""
+SessionHook = Callable[[str], None]
+"""Receives the session id."""
+
+
+@dataclass
+class Hooks:
+    """Callables run at each hook point, in registration order."""
+
+    pre_model: list[PreModel] = field(default_factory=list)
+    post_model: list[PostModel] = field(default_factory=list)
+    pre_tool: list[PreTool] = field(default_factory=list)
+    post_tool: list[PostTool] = field(default_factory=list)
+    session_start: list[SessionHook] = field(default_factory=list)
+    session_end: list[SessionHook] = field(default_factory=list)
+
+    def turn_context(self, user_text: str) -> str:
+        """Context from every pre-model hook, joined, to append to the user message."""
+        parts = [hook(user_text) for hook in self.pre_model]
+        return "\n\n".join(p for p in parts if p)

@@ -1,0 +1,168 @@
+"""The agent loop: one user turn = model calls and tool calls until a final answer.
+
+Each turn: append the user's message (plus per-turn hook context), call the
+model, run the tool calls it asks for, repeat until it answers without tools,
+the iteration budget runs out (then exactly one grace call, and a forced final
+answer if even that asks for tools), the user interrupts, or a call fails for
+good. Every message is persisted the moment it exists.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
+from hermes.agent.hooks import Hooks
+from hermes.agent.repair import repair_messages
+from hermes.models.base import ModelClient
+from hermes.models.errors import CallCancelledError, ContextOverflowError, ModelCallError
+from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage
+from hermes.sessions.store import SessionStore
+from hermes.tools.context import ToolContext
+from hermes.tools.registry import ToolRegistry
+
+ExitReason = Literal["completed", "budget_exhausted", "interrupted", "error"]
+GRACE_NOTE = ("[The tool-call budget for this turn is used up. Answer now with what you "
+              "have, without calling any tool.]")
+FORCED_ANSWER = "I ran out of steps before finishing this task. Here is where I stopped."
+MAX_UNKNOWN_TOOL_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """How one user turn ended."""
+
+    text: str
+    exit_reason: ExitReason
+    iterations: int
+    usage: Usage
+    error: str | None = None
+
+
+@dataclass
+class AgentEvents:
+    """UI callbacks; all optional."""
+
+    stream: StreamCallbacks = field(default_factory=StreamCallbacks)
+    on_tool_start: Callable[[ToolCall], None] | None = None
+    on_tool_end: Callable[[CallOutcome], None] | None = None
+
+
+class Agent:
+    """One conversation (session) with one runtime's services."""
+
+    def __init__(self, *, model: ModelClient, tools: ToolRegistry, store: SessionStore,
+                 tool_context: ToolContext, session_id: str, messages: list[dict[str, Any]],
+                 max_iterations: int, hooks: Hooks | None = None, stream: bool = True,
+                 events: AgentEvents | None = None):
+        self.model = model
+        self.tools = tools
+        self.store = store
+        self.ctx = tool_context
+        self.session_id = session_id
+        self.messages = messages
+        """The transcript, system prompt first; persisted as it grows."""
+        self.max_iterations = max_iterations
+        self.hooks = hooks or Hooks()
+        self.stream = stream
+        self.events = events or AgentEvents()
+        self.interrupted = threading.Event()
+        """Set it (e.g. from a Ctrl-C handler) to stop the running turn cleanly."""
+
+    def interrupt(self) -> None:
+        self.interrupted.set()
+
+    def run_turn(self, user_text: str) -> TurnResult:
+        self.interrupted.clear()
+        context = self.hooks.turn_context(user_text)
+        self._append({"role": "user",
+                      "content": f"{user_text}\n\n{context}" if context else user_text})
+        usage = Usage()
+        unknown_streak = 0
+        for iteration in range(1, self.max_iterations + 2):
+            grace = iteration > self.max_iterations
+            if grace:
+                self._append({"role": "user", "content": GRACE_NOTE})
+            try:
+                reply = self._call_model()
+            except CallCancelledError:
+                return TurnResult("", "interrupted", iteration, usage)
+            except (ContextOverflowError, ModelCallError) as exc:
+                return self._failed(str(exc), iteration, usage)
+            usage = usage + reply.usage
+            if not reply.tool_calls or grace:
+                return self._final(reply, grace, iteration, usage)
+            self._append(reply.as_message(), reply)
+            outcomes = self._run_tools(list(reply.tool_calls))
+            if self.interrupted.is_set():
+                return TurnResult(reply.content, "interrupted", iteration, usage)
+            unknown = all(self.tools.get(c.name) is None for c in reply.tool_calls)
+            unknown_streak = unknown_streak + 1 if unknown else 0
+            if unknown_streak > MAX_UNKNOWN_TOOL_RETRIES:
+                return self._failed("the model kept calling tools that do not exist: "
+                                    + ", ".join(o.call.name for o in outcomes), iteration, usage)
+        raise AssertionError("unreachable: the grace call always ends the turn")
+
+    # -- steps -------------------------------------------------------------
+
+    def _call_model(self) -> ModelReply:
+        callbacks = StreamCallbacks(
+            on_text=self.events.stream.on_text, on_reasoning=self.events.stream.on_reasoning,
+            on_tool_call=self.events.stream.on_tool_call, cancelled=self.interrupted.is_set)
+        reply = self.model.complete(repair_messages(self.messages), self.tools.schemas() or None,
+                                    stream=self.stream, callbacks=callbacks)
+        if self.interrupted.is_set():
+            raise CallCancelledError("interrupted")
+        for post in self.hooks.post_model:
+            post(reply)
+        return reply
+
+    def _run_tools(self, calls: list[ToolCall]) -> list[CallOutcome]:
+        cwd = self.ctx.cwd
+        batches = plan_batches(calls, self.tools.is_parallel_safe,
+                               lambda call: write_path(call, cwd))
+        outcomes = run_calls(calls, self._execute, batches, self.interrupted)
+        for outcome in outcomes:
+            self._append({"role": "tool", "tool_call_id": outcome.call.id,
+                          "name": outcome.call.name, "content": outcome.content})
+        return outcomes
+
+    def _execute(self, call: ToolCall) -> CallOutcome:
+        if self.events.on_tool_start:
+            self.events.on_tool_start(call)
+        for hook in self.hooks.pre_tool:
+            hook(call.name, call.arguments)
+        result = self.tools.dispatch(call.name, call.arguments, self.ctx)
+        for post in self.hooks.post_tool:
+            post(call.name, result)
+        outcome = CallOutcome(call, result.content, result.is_error, result)
+        if self.events.on_tool_end:
+            self.events.on_tool_end(outcome)
+        return outcome
+
+    def _final(self, reply: ModelReply, grace: bool, iteration: int, usage: Usage) -> TurnResult:
+        if grace and reply.tool_calls:  # the grace call still wanted tools: force an answer
+            text = reply.content or FORCED_ANSWER
+            self._append({"role": "assistant", "content": text}, reply)
+            return TurnResult(text, "budget_exhausted", iteration, usage)
+        self._append({"role": "assistant", "content": reply.content}, reply)
+        return TurnResult(reply.content, "budget_exhausted" if grace else "completed",
+                          iteration, usage)
+
+    def _failed(self, error: str, iteration: int, usage: Usage) -> TurnResult:
+        return TurnResult("", "error", iteration, usage, error=error)
+
+    def _append(self, message: dict[str, Any], reply: ModelReply | None = None) -> None:
+        """Add to the transcript and persist at once (a crash loses nothing said)."""
+        self.messages.append(message)
+        usage = reply.usage if reply is not None else None
+        self.store.add_message(
+            self.session_id, message["role"], message.get("content"),
+            tool_calls=message.get("tool_calls"), tool_call_id=message.get("tool_call_id"),
+            tool_name=message.get("name"), reasoning=reply.reasoning if reply else None,
+            finish_reason=reply.finish_reason if reply else None,
+            usage=usage,  # type: ignore[arg-type]
+        )

@@ -1,0 +1,92 @@
+"""``hermes chat``: talk to the agent, interactively or one-shot (``-q`` / ``hermes -z``)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from hermes.cli.app import state
+from hermes.errors import UserError
+
+OVERRIDES_HELP = ("Hydra overrides for this run: key=value, group=option "
+                  "(e.g. provider=anthropic provider.model=claude-sonnet-4-5).")
+
+
+def chat(
+    ctx: typer.Context,
+    overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP),
+    query: str | None = typer.Option(None, "--query", "-q",
+                                     help="Ask once: print only the final answer on stdout."),
+    continue_: bool = typer.Option(False, "--continue", "-c",
+                                   help="Continue the most recent session."),
+    resume: str | None = typer.Option(None, "--resume", "-r", help="Resume session ID."),
+    toolsets: str | None = typer.Option(None, "--toolsets", "-t",
+                                        help="Comma-separated toolsets for this run."),
+    max_iterations: int | None = typer.Option(None, "--max-iterations", min=1,
+                                              help="Model calls per turn before the grace call."),
+    yolo: bool = typer.Option(False, "--yolo", help="Run dangerous commands without asking "
+                              "(the hard blocklist still applies)."),
+    no_stream: bool = typer.Option(False, "--no-stream", help="Wait for whole replies."),
+) -> None:
+    """Chat with the agent. With -q, answer one question and exit."""
+    extra = list(overrides or [])
+    if toolsets:
+        names = ",".join(t.strip() for t in toolsets.split(",") if t.strip())
+        extra.append(f"toolsets.enabled=[{names}]")
+    if max_iterations:
+        extra.append(f"agent.max_iterations={max_iterations}")
+    if continue_ and resume:
+        raise UserError("--continue and --resume are exclusive; pick one")
+    with _runtime(ctx, extra) as runtime:
+        from hermes.cli import chat_repl
+
+        if query is not None:
+            code = chat_repl.oneshot(runtime, query, resume=resume, continue_=continue_,
+                                     yolo=yolo, stream=not no_stream)
+            raise typer.Exit(code)
+        if not sys.stdin.isatty():
+            raise UserError("interactive chat needs a terminal; use `hermes chat -q TEXT`")
+        chat_repl.repl(runtime, resume=resume, continue_=continue_, yolo=yolo,
+                       stream=not no_stream)
+
+
+@contextmanager
+def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
+    """Compose, check credentials, then start the runtime (litellm loads meanwhile)."""
+    from hermes.config import compose_config
+    from hermes.doctor import missing_api_key
+
+    st = state(ctx)
+    warm = threading.Thread(target=_import_litellm, daemon=True)
+    warm.start()  # overlap litellm's ~2 s import with composing and opening the database
+    home = st.home()
+    composed = compose_config(home, st.environ, overrides)
+    missing = missing_api_key(composed)
+    if missing:
+        raise UserError(
+            f"no API key for provider {composed.config.provider.name}: set it with "
+            f"`hermes -p {home.name} config set {missing} YOUR_KEY` (stored in "
+            f"{home.env_file}, mode 0600) or export {missing}; or pick another provider, "
+            f"e.g. `hermes chat provider=ollama`")
+    home.ensure()
+    from hermes.container import build_runtime
+
+    runtime = build_runtime(home, composed.config, st.environ)
+    try:
+        runtime.start()
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def _import_litellm() -> None:
+    from hermes.models.litellm_client import import_litellm
+
+    with contextlib.suppress(Exception):  # the real call reports import problems properly
+        import_litellm()

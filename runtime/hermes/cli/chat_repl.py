@@ -1,0 +1,193 @@
+"""The chat front end: one-shot answers and the interactive terminal session."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any
+
+from hermes.agent.dispatch import CallOutcome
+from hermes.agent.factory import AgentFactory, Interaction
+from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
+from hermes.errors import UserError
+from hermes.models.types import StreamCallbacks, ToolCall
+from hermes.tools.context import ApprovalChoice
+
+EXIT_CODES = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "error": 1}
+HELP = """Commands:
+  /new            start a new session
+  /model [NAME]   show or switch the model for this session
+  /tools          list the tools the model can use
+  /usage          tokens and cost of this session
+  /retry          send your last message again
+  /undo           forget the last exchange
+  /help           this help
+  /exit           leave (Ctrl-D works too)
+Enter sends; Esc then Enter (or Alt-Enter) inserts a newline. Ctrl-C interrupts the agent."""
+
+
+def _factory(runtime: Any) -> AgentFactory:
+    factory: AgentFactory = runtime.container.agent_factory()
+    return factory
+
+
+def _open(factory: AgentFactory, how: Interaction, resume: str | None, continue_: bool) -> Agent:
+    if continue_:
+        resume = factory.latest_session_id()
+        if resume is None:
+            raise UserError("no session to continue yet; start one with `hermes chat`")
+    if resume:
+        try:
+            return factory.resume(factory.deps.sessions.resolve_id(resume), how)
+        except LookupError as exc:
+            raise UserError(str(exc)) from exc
+    return factory.new_session(how)
+
+
+def _progress(call: ToolCall) -> None:
+    sys.stderr.write(f"  ⚙ {call.name} {_brief(call.arguments)}\n")
+    sys.stderr.flush()
+
+
+def _brief(arguments: str, limit: int = 70) -> str:
+    try:
+        args = json.loads(arguments or "{}")
+        text = " ".join(f"{k}={v!r}" for k, v in args.items()) if isinstance(args, dict) \
+            else arguments
+    except ValueError:
+        text = arguments
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yolo: bool,
+            stream: bool) -> int:
+    """Answer once: only the final answer goes to stdout, the rest to stderr."""
+    events = AgentEvents(on_tool_start=_progress)
+    how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
+    agent = _open(_factory(runtime), how, resume, continue_)
+    result = _run_interruptibly(agent, query)
+    if result.exit_reason == "error":
+        sys.stderr.write(f"error: {result.error}\n")
+    elif result.text:
+        sys.stdout.write(result.text.rstrip("\n") + "\n")
+    if result.exit_reason == "budget_exhausted":
+        sys.stderr.write("note: the iteration budget ran out (raise --max-iterations)\n")
+    sys.stderr.write(f"session {agent.session_id}\n")
+    return EXIT_CODES[result.exit_reason]
+
+
+def _run_interruptibly(agent: Agent, text: str) -> TurnResult:
+    """Run a turn in a worker thread so Ctrl-C in the main thread can interrupt it."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = agent.run_turn(text)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="agent-turn", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        try:
+            worker.join(0.1)
+        except KeyboardInterrupt:
+            agent.interrupt()
+            sys.stderr.write("\n⏹ interrupting…\n")
+    if "error" in box:
+        raise box["error"]
+    result: TurnResult = box["result"]
+    return result
+
+
+def _ask(question: str) -> str:
+    sys.stdout.write(question)
+    sys.stdout.flush()
+    return sys.stdin.readline().strip()
+
+
+def _approve(command: str, reason: str) -> ApprovalChoice:
+    answer = _ask(f"\n⚠ {reason}:\n    {command}\n  allow? [o]nce / [s]ession / [a]lways / "
+                  "[d]eny: ").lower()
+    return {"o": "once", "s": "session", "a": "always"}.get(answer[:1], "deny")  # type: ignore[return-value]
+
+
+def _clarify(question: str, choices: list[str] | None) -> str:
+    options = "".join(f"\n  {i}. {c}" for i, c in enumerate(choices or [], 1))
+    answer = _ask(f"\n? {question}{options}\n> ")
+    if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
+        return choices[int(answer) - 1]
+    return answer
+
+
+class _Printer:
+    """Streams text to the terminal and ends the line before tool progress."""
+
+    def __init__(self) -> None:
+        self.mid_line = False
+
+    def text(self, delta: str) -> None:
+        sys.stdout.write(delta)
+        sys.stdout.flush()
+        self.mid_line = not delta.endswith("\n")
+
+    def tool(self, call: ToolCall) -> None:
+        if self.mid_line:
+            sys.stdout.write("\n")
+            self.mid_line = False
+        _progress(call)
+
+    def done(self, outcome: CallOutcome) -> None:
+        if outcome.is_error:
+            sys.stderr.write(f"    ✗ {outcome.content[:200]}\n")
+
+
+def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, stream: bool) -> None:
+    from hermes.cli.chat_prompt import ChatPrompt
+
+    printer = _Printer()
+    events = AgentEvents(stream=StreamCallbacks(on_text=printer.text),
+                         on_tool_start=printer.tool, on_tool_end=printer.done)
+    how = Interaction(interactive=True, yolo=yolo, approve=_approve, clarify=_clarify,
+                      stream=stream, events=events)
+    factory = _factory(runtime)
+    agent = _open(factory, how, resume, continue_)
+    prompt = ChatPrompt(runtime.home.path / ".chat_history")
+    sys.stdout.write(f"hermes · {agent.model.model} · session {agent.session_id[:8]} · "
+                     "/help for commands\n")
+    last_user: str | None = None
+    while True:
+        line = prompt.read()
+        if line is None or line.strip() in ("/exit", "/quit"):
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            agent, last_user = _command(text, agent, factory, how, last_user)
+            continue
+        last_user = text
+        _show(_run_interruptibly(agent, text), printer, stream)
+
+
+def _show(result: TurnResult, printer: _Printer, stream: bool) -> None:
+    if result.text and (not stream or result.text == FORCED_ANSWER):  # not streamed
+        sys.stdout.write(result.text)
+    if printer.mid_line or not stream:
+        sys.stdout.write("\n")
+        printer.mid_line = False
+    if result.exit_reason == "error":
+        sys.stderr.write(f"error: {result.error}\n")
+    elif result.exit_reason == "interrupted":
+        sys.stderr.write("(interrupted — the session is intact, carry on)\n")
+    elif result.exit_reason == "budget_exhausted":
+        sys.stderr.write("(iteration budget used up)\n")
+    sys.stdout.flush()
+
+
+def _command(text: str, agent: Agent, factory: AgentFactory, how: Interaction,
+             last_user: str | None) -> tuple[Agent, str | None]:
+    from hermes.cli.chat_commands import run_command
+
+    return run_command(text, agent, factory, how, last_user)

@@ -1,0 +1,202 @@
+"""The fake LLM server: lifecycle, routing, recording and the script it answers from."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+from collections.abc import Iterable
+from http.server import ThreadingHTTPServer
+from types import TracebackType
+
+from .anthropic import AnthropicMessages
+from .handler import Handler
+from .openai_chat import OpenAIChat
+from .recording import RecordedRequest
+from .responses import OpenAIResponses
+from .script import Fault, Responder, Script, ScriptExhausted, ScriptItem, Turn
+from .wire import Ids, Wire
+
+
+class FakeLLMError(AssertionError):
+    """The test's script and the client's requests did not match (raised on exit)."""
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = False
+    block_on_close = True  # server_close() joins every handler thread: nothing leaks
+
+    def __init__(self, address: tuple[str, int], fake: FakeLLM):
+        self.fake = fake
+        super().__init__(address, Handler)
+
+
+class FakeLLM:
+    """A scripted LLM on loopback speaking OpenAI chat, Anthropic messages and OpenAI Responses.
+
+    Each request takes the next item of ``script``: a turn, or a responder called with the
+    :class:`RecordedRequest`. When the script runs out, ``fallback`` answers; without one the
+    client gets a 500 "fake LLM: script exhausted". With ``strict`` (the default), leaving the
+    ``with`` block raises :class:`FakeLLMError` if that happened, a responder raised or an
+    unknown path was requested.
+    """
+
+    def __init__(self, script: Iterable[ScriptItem] = (), *, fallback: Responder | None = None,
+                 strict: bool = True, chunk_chars: int = 8, host: str = "127.0.0.1",
+                 port: int = 0):
+        self.script = Script(script, fallback)
+        self.strict = strict
+        self.ids = Ids()
+        wires: list[Wire] = [cls(self.ids, chunk_chars)
+                             for cls in (OpenAIChat, AnthropicMessages, OpenAIResponses)]
+        self.wires: dict[str, Wire] = {path: wire for wire in wires for path in wire.paths}
+        self._address = (host, port)
+        self._server: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._changed = threading.Condition()
+        self._requests: list[RecordedRequest] = []
+        self._problems: list[str] = []
+        self._connections: set[socket.socket] = set()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> FakeLLM:
+        self._server = _HTTPServer(self._address, self)
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, cut delays short, close every connection and join every thread."""
+        if self._server is None or self._thread is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        with self._changed:
+            connections = list(self._connections)
+        for connection in connections:
+            _shut(connection)
+        self._server.server_close()
+        self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+        if exc_type is None:
+            self.check()
+
+    def check(self) -> None:
+        """Raise :class:`FakeLLMError` listing the problems seen, if strict and there were any."""
+        problems = self.problems
+        if self.strict and problems:
+            raise FakeLLMError("fake LLM: " + "; ".join(problems))
+
+    # -- addresses -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("fake LLM: not started; use `with FakeLLM(...) as llm:`")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._address[0]}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``api_base`` for litellm's ``openai/…`` models and ``litellm.responses``."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """``api_base`` for ``anthropic/…``: litellm appends ``/v1/messages`` itself."""
+        return self.url
+
+    def api_base(self, provider: str) -> str:
+        """The ``api_base`` litellm needs for ``provider`` (``anthropic`` or OpenAI-style)."""
+        return self.anthropic_base_url if provider == "anthropic" else self.openai_base_url
+
+    # -- script and recording --------------------------------------------------------------
+
+    def push(self, *items: ScriptItem) -> None:
+        """Append turns or responders to the script, even while serving."""
+        self.script.push(*items)
+
+    @property
+    def pending(self) -> int:
+        """Scripted items not yet consumed."""
+        return self.script.pending
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in arrival order (a copy)."""
+        with self._changed:
+            return list(self._requests)
+
+    @property
+    def problems(self) -> list[str]:
+        with self._changed:
+            return list(self._problems)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until ``count`` requests have arrived; raise ``TimeoutError`` otherwise."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: len(self._requests) >= count, timeout):
+                raise TimeoutError(f"fake LLM: {len(self._requests)} of {count} requests "
+                                   f"arrived within {timeout}s")
+            return list(self._requests)
+
+    # -- called by Handler threads ---------------------------------------------------------
+
+    def _record(self, method: str, path: str, headers: dict[str, str], raw: bytes,
+                wire: Wire | None) -> RecordedRequest:
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        with self._changed:
+            request = RecordedRequest(len(self._requests), method, path,
+                                      {k.lower(): v for k, v in headers.items()}, body,
+                                      wire.name if wire else None, raw)
+            self._requests.append(request)
+            self._changed.notify_all()
+        return request
+
+    def _next_turn(self, request: RecordedRequest) -> Turn:
+        try:
+            return self.script.next_turn(request)
+        except ScriptExhausted:
+            message = "fake LLM: script exhausted"
+            detail = "add turns or a fallback"
+        except Exception as error:  # a responder's bug must reach the test, not kill the thread
+            message = f"fake LLM: responder failed: {error!r}"
+            detail = "see the responder"
+        self._problem(f"{message} at request {request.index} ({request.path}); {detail}")
+        return Fault(500, message)
+
+    def _problem(self, message: str) -> None:
+        with self._changed:
+            self._problems.append(message)
+
+    def _track(self, connection: socket.socket) -> None:
+        with self._changed:
+            self._connections.add(connection)
+        if self._stopping.is_set():
+            _shut(connection)  # accepted just before shutdown swept the open connections
+
+    def _untrack(self, connection: socket.socket) -> None:
+        with self._changed:
+            self._connections.discard(connection)
+
+
+def _shut(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed by the client
+        connection.shutdown(socket.SHUT_RDWR)

@@ -1,0 +1,173 @@
+"""The model layer against the fake LLM: litellm's real HTTP stack on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakellm import FakeLLM, Fault, Reply, StreamError, ToolCall, Truncated, Usage
+from hermes.config.schema import FallbackConfig, ProviderConfig
+from hermes.models.caching import with_cache_breakpoints
+from hermes.models.errors import ContextOverflowError, ErrorClass, ModelCallError
+from hermes.models.litellm_client import LiteLLMClient
+from hermes.models.modes import detect_api_mode
+from hermes.models.types import StreamCallbacks
+
+MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+TOOLS = [{"type": "function", "function": {
+    "name": "read_file", "description": "read a file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                   "required": ["path"]}}}]
+MODES = {
+    "chat_completions": ("openai", "gpt-4o"),
+    "anthropic_messages": ("anthropic", "claude-sonnet-4-5"),
+    "responses": ("openai", "gpt-4o"),
+}
+
+
+def client(llm: FakeLLM, mode: str = "chat_completions", **extra) -> LiteLLMClient:
+    provider, model = MODES[mode]
+    base = llm.anthropic_base_url if provider == "anthropic" else llm.openai_base_url
+    settings = ProviderConfig(name="test", provider=provider, model=model, api_base=base,
+                              api_key="sk-test", api_mode=mode, timeout=5, max_retries=2,
+                              retry_backoff=0.0, **extra)
+    return LiteLLMClient(settings)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("stream", [False, True])
+def test_text_and_tool_calls_in_every_mode(mode: str, stream: bool) -> None:
+    script = [Reply(text="Hello there", usage=Usage(input_tokens=20, output_tokens=7,
+                                                    cached_tokens=8)),
+              Reply(tool_calls=[ToolCall("read_file", {"path": "a.txt"}, id="call_1"),
+                                ToolCall("read_file", {"path": "b.txt"}, id="call_2")])]
+    pieces: list[str] = []
+    started: list[str] = []
+    callbacks = StreamCallbacks(on_text=pieces.append,
+                                on_tool_call=lambda i, name: started.append(name))
+    with FakeLLM(script) as llm:
+        c = client(llm, mode)
+        reply = c.complete(MESSAGES, TOOLS, stream=stream, callbacks=callbacks)
+        assert reply.content == "Hello there" and reply.tool_calls == ()
+        assert (reply.usage.input_tokens, reply.usage.output_tokens) == (20, 7)
+        assert reply.usage.cache_read_tokens == 8
+        reply = c.complete(MESSAGES, TOOLS, stream=stream, callbacks=callbacks)
+        assert [(t.name, json.loads(t.arguments)) for t in reply.tool_calls] == [
+            ("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"})]
+        assert all(t.id for t in reply.tool_calls)
+        assert llm.requests[0].tool_names == ["read_file"]
+        assert all(r.stream is stream for r in llm.requests)
+    if stream:
+        assert "".join(pieces) == "Hello there"
+        assert started == ["read_file", "read_file"]
+
+
+def test_cost_is_known_for_priced_models_and_unknown_otherwise() -> None:
+    with FakeLLM([Reply(text="a"), Reply(text="b")]) as llm:
+        priced = client(llm).complete(MESSAGES)
+        settings = client(llm).settings.model_copy(update={"model": "my-private-model"})
+        unpriced = LiteLLMClient(settings).complete(MESSAGES)
+    assert priced.usage.cost_usd is not None and priced.usage.cost_usd > 0
+    assert unpriced.usage.cost_usd is None
+
+
+def test_anthropic_requests_carry_cache_breakpoints_without_touching_the_input() -> None:
+    messages = [{"role": "system", "content": "sys"}] + [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(6)]
+    before = json.dumps(messages)
+    with FakeLLM([Reply(text="ok")]) as llm:
+        client(llm, "anthropic_messages").complete(messages)
+        body = llm.requests[0].body
+    assert json.dumps(messages) == before
+    system = body["system"]
+    assert system[-1]["cache_control"] == {"type": "ephemeral"}
+    marked = [m for m in body["messages"]
+              if any(isinstance(p, dict) and "cache_control" in p for p in m["content"])]
+    assert len(marked) == 3 and marked[-1] is body["messages"][-1]
+
+
+def test_cache_breakpoints_mark_system_and_last_three() -> None:
+    messages = [{"role": "system", "content": "s"}] + [
+        {"role": "user", "content": str(i)} for i in range(5)]
+    marked = with_cache_breakpoints(messages)
+    flags = [isinstance(m["content"], list) for m in marked]
+    assert flags == [True, False, False, True, True, True]
+    assert all(isinstance(m["content"], str) for m in messages)
+
+
+@pytest.mark.parametrize(("fault", "expected"), [
+    (Fault.rate_limit(retry_after=0), "ok"),
+    (Fault.server_error(), "ok"),
+    (Fault.overloaded(), "ok"),
+    (Truncated(), "ok"),
+])
+def test_retryable_faults_are_retried(fault, expected: str) -> None:
+    with FakeLLM([fault, Reply(text=expected)]) as llm:
+        reply = client(llm).complete(MESSAGES, stream=isinstance(fault, Truncated))
+        assert reply.content == expected and len(llm.requests) == 2
+
+
+def test_timeouts_are_retried() -> None:
+    with FakeLLM([Reply(text="slow", delay=3), Reply(text="fast")]) as llm:
+        settings = client(llm).settings.model_copy(update={"timeout": 0.5})
+        assert LiteLLMClient(settings).complete(MESSAGES).content == "fast"
+
+
+@pytest.mark.parametrize(("fault", "kind"), [
+    (Fault.authentication(), ErrorClass.AUTH),
+    (Fault.payment_required(), ErrorClass.BILLING),
+    (Fault.model_not_found(), ErrorClass.MODEL_NOT_FOUND),
+])
+def test_non_retryable_faults_fail_at_once(fault, kind: ErrorClass) -> None:
+    with FakeLLM([fault]) as llm:
+        with pytest.raises(ModelCallError) as info:
+            client(llm).complete(MESSAGES)
+        assert info.value.error_class is kind and len(llm.requests) == 1
+
+
+def test_persistent_failure_falls_back_in_order() -> None:
+    script = [Fault.server_error()] * 3 + [Fault.authentication(), Reply(text="from fallback")]
+    with FakeLLM(script) as llm:
+        fallbacks = [FallbackConfig(provider="openai", model="gpt-4o-mini",
+                                    api_base=llm.openai_base_url, api_key="sk-bad"),
+                     FallbackConfig(provider="openai", model="gpt-4.1",
+                                    api_base=llm.openai_base_url, api_key="sk-good")]
+        reply = client(llm, fallbacks=fallbacks).complete(MESSAGES)
+        assert reply.content == "from fallback"
+        assert [r.model for r in llm.requests] == ["gpt-4o"] * 3 + ["gpt-4o-mini", "gpt-4.1"]
+
+
+def test_context_overflow_is_raised_for_compression_not_retried() -> None:
+    with FakeLLM([Fault.context_length_exceeded()]) as llm:
+        with pytest.raises(ContextOverflowError):
+            client(llm, fallbacks=[FallbackConfig(provider="openai", model="x",
+                                                  api_base=llm.openai_base_url)]).complete(MESSAGES)
+        assert len(llm.requests) == 1
+
+
+def test_stream_error_mid_way_is_retried() -> None:
+    with FakeLLM([StreamError(), Reply(text="second try")]) as llm:
+        assert client(llm).complete(MESSAGES, stream=True).content == "second try"
+
+
+def test_cancelled_stream_stops() -> None:
+    from hermes.models.errors import CallCancelledError
+
+    with FakeLLM([Reply(text="a long answer " * 50)]) as llm, pytest.raises(CallCancelledError):
+        client(llm).complete(MESSAGES, stream=True,
+                             callbacks=StreamCallbacks(cancelled=lambda: True))
+
+
+@pytest.mark.parametrize(("provider", "model", "base", "expected"), [
+    ("anthropic", "claude-sonnet-4-5", None, "anthropic_messages"),
+    ("openrouter", "anthropic/claude-sonnet-4.5", None, "chat_completions"),
+    ("openai", "claude-3-haiku", None, "anthropic_messages"),
+    ("openai", "x", "https://api.anthropic.com/v1", "anthropic_messages"),
+    ("bedrock", "anthropic.claude-v2", None, "bedrock_converse"),
+    ("openai", "gpt-5-codex", None, "responses"),
+    ("openai", "gpt-4o", None, "chat_completions"),
+])
+def test_api_mode_detection(provider: str, model: str, base: str | None, expected: str) -> None:
+    settings = ProviderConfig(name="t", provider=provider, model=model, api_base=base)
+    assert detect_api_mode(settings) == expected
