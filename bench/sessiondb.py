@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +257,7 @@ def run_writers(side: str, python: Path, tmp: Path, procs: int, count: int) -> d
         w.stdin.flush()
     reports = [json.loads(w.communicate(timeout=3600)[0].strip().splitlines()[-1])
                for w in workers]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # a bare `with` would not close it
         present = dict(conn.execute("SELECT session_id, count(*) FROM messages GROUP BY 1"))
     acked = sum(r["acked"] for r in reports)
     stored = sum(present.get(r["session_id"], 0) for r in reports)

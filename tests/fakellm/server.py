@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 from collections.abc import Iterable
 from http.server import ThreadingHTTPServer
@@ -30,6 +31,12 @@ class _HTTPServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], fake: FakeLLM):
         self.fake = fake
         super().__init__(address, Handler)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients dropping pooled keep-alive connections is normal, not a failure."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class FakeLLM:

@@ -70,10 +70,15 @@ class Agent:
         self.stream = stream
         self.events = events or AgentEvents()
         self.interrupted = threading.Event()
-        """Set it (e.g. from a Ctrl-C handler) to stop the running turn cleanly."""
+        """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
+        self._finished = threading.Event()
+        """Set when the running model call returns, or by ``interrupt()``."""
 
     def interrupt(self) -> None:
+        """Stop the running turn: the model call returns at once, unstarted tools are
+        cancelled, and the transcript stays valid."""
         self.interrupted.set()
+        self._finished.set()
 
     def run_turn(self, user_text: str) -> TurnResult:
         self.interrupted.clear()
@@ -109,13 +114,34 @@ class Agent:
     # -- steps -------------------------------------------------------------
 
     def _call_model(self) -> ModelReply:
+        """Call the model in a worker thread, so an interrupt returns at once.
+
+        An interrupted call is abandoned: its thread finishes (or times out) in the
+        background and its reply is discarded.
+        """
         callbacks = StreamCallbacks(
             on_text=self.events.stream.on_text, on_reasoning=self.events.stream.on_reasoning,
             on_tool_call=self.events.stream.on_tool_call, cancelled=self.interrupted.is_set)
-        reply = self.model.complete(repair_messages(self.messages), self.tools.schemas() or None,
-                                    stream=self.stream, callbacks=callbacks)
+        messages, tools = repair_messages(self.messages), self.tools.schemas() or None
+        box: dict[str, Any] = {}
+        finished = self._finished = threading.Event()
+
+        def work() -> None:
+            try:
+                box["reply"] = self.model.complete(messages, tools, stream=self.stream,
+                                                   callbacks=callbacks)
+            except BaseException as exc:  # noqa: BLE001 - handed to the turn's thread
+                box["error"] = exc
+            finally:
+                finished.set()
+
+        threading.Thread(target=work, name="model-call", daemon=True).start()
+        finished.wait()
         if self.interrupted.is_set():
             raise CallCancelledError("interrupted")
+        if "error" in box:
+            raise box["error"]
+        reply: ModelReply = box["reply"]
         for post in self.hooks.post_model:
             post(reply)
         return reply

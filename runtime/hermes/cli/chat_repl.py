@@ -80,18 +80,23 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
 def _run_interruptibly(agent: Agent, text: str) -> TurnResult:
     """Run a turn in a worker thread so Ctrl-C in the main thread can interrupt it."""
     box: dict[str, Any] = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
             box["result"] = agent.run_turn(text)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=work, name="agent-turn", daemon=True)
-    worker.start()
-    while worker.is_alive():
+    threading.Thread(target=work, name="agent-turn", daemon=True).start()
+    # Wait on an Event, not Thread.join: a KeyboardInterrupt inside join() can leave
+    # the thread looking finished while it still runs (CPython issue 90882).
+    while True:
         try:
-            worker.join(0.1)
+            if done.wait(0.2):
+                break
         except KeyboardInterrupt:
             agent.interrupt()
             sys.stderr.write("\n⏹ interrupting…\n")

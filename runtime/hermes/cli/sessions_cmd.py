@@ -17,7 +17,14 @@ from typing import Any
 import typer
 
 from hermes.cli.app import console, new_app, out, state
-from hermes.sessions import MATCH_CLOSE, MATCH_OPEN, SessionError, SessionNotFound, SessionStore
+from hermes.sessions import (
+    MATCH_CLOSE,
+    MATCH_OPEN,
+    Session,
+    SessionError,
+    SessionNotFound,
+    SessionStore,
+)
 from hermes.sessions.durations import parse_duration
 from hermes.sessions.export import cost, timestamp
 
@@ -99,30 +106,36 @@ def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
         store, full_id = _resolve(opened, session_id)
         session, messages = store.get_session(full_id), store.messages(full_id)
     rich = console()
-    for key, value in [("id", session.id), ("title", session.title or "-"),
-                       ("source", session.source), ("model", session.model or "-"),
-                       ("parent", session.parent_id or "-"),
-                       ("started", timestamp(session.started_at)),
-                       ("ended", timestamp(session.ended_at) + (
-                           f" ({session.end_reason})" if session.end_reason else "")),
-                       ("messages", session.message_count),
-                       ("tokens", f"{session.input_tokens} in, {session.output_tokens} out, "
-                                  f"{session.cache_read_tokens} cache read, "
-                                  f"{session.reasoning_tokens} reasoning"),
-                       ("cost", cost(session.cost_usd))]:
+    for key, value in _details(session):
         rich.print(_text(f"{key:9} {value}"))
     for message in messages:
-        tool = f" ({message['tool_name']})" if message.get("tool_name") else ""
         rich.print()
-        rich.print(_text(f"{message['role']}{tool} · {timestamp(message['created_at'])}",
-                         "bold"))
-        if message.get("reasoning"):
-            rich.print(_text(message["reasoning"], "dim"))
-        if message.get("content"):
-            rich.print(_text(message["content"]))
-        if message.get("tool_calls"):
-            calls = json.dumps(message["tool_calls"], ensure_ascii=False)
-            rich.print(_text(f"tool calls: {calls}", "cyan"))
+        _print_message(rich, message)
+
+
+def _details(session: Session) -> list[tuple[str, object]]:
+    ended = timestamp(session.ended_at) + (f" ({session.end_reason})" if session.end_reason
+                                           else "")
+    return [("id", session.id), ("title", session.title or "-"), ("source", session.source),
+            ("model", session.model or "-"), ("parent", session.parent_id or "-"),
+            ("started", timestamp(session.started_at)), ("ended", ended),
+            ("messages", session.message_count),
+            ("tokens", f"{session.input_tokens} in, {session.output_tokens} out, "
+                       f"{session.cache_read_tokens} cache read, "
+                       f"{session.reasoning_tokens} reasoning"),
+            ("cost", cost(session.cost_usd))]
+
+
+def _print_message(rich: Any, message: dict[str, Any]) -> None:
+    tool = f" ({message['tool_name']})" if message.get("tool_name") else ""
+    rich.print(_text(f"{message['role']}{tool} · {timestamp(message['created_at'])}", "bold"))
+    if message.get("reasoning"):
+        rich.print(_text(message["reasoning"], "dim"))
+    if message.get("content"):
+        rich.print(_text(message["content"]))
+    if message.get("tool_calls"):
+        calls = json.dumps(message["tool_calls"], ensure_ascii=False)
+        rich.print(_text(f"tool calls: {calls}", "cyan"))
 
 
 def _highlighted(snippet: str) -> Any:

@@ -36,6 +36,9 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    # litellm prints "Give Feedback / Get Help" banners to stdout on errors; stdout
+    # belongs to the answer (``hermes -z``), and errors are reported by the caller.
+    litellm.suppress_debug_info = True
     return litellm
 
 

@@ -1,0 +1,65 @@
+"""The interactive chat through a real pseudo-terminal: typing, streaming, approval,
+Ctrl-C, slash commands, /exit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from conftest import write_fake_provider
+from fakellm import FakeLLM, Reply, ToolCall
+
+
+@pytest.fixture
+def chat(root: Path, environ, tmp_path: Path):
+    with FakeLLM() as llm:
+        write_fake_provider(root, llm.openai_base_url)
+        env = environ | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+        child = pexpect.spawn(sys.executable, ["-m", "hermes", "chat"], env=env,
+                              cwd=str(tmp_path), encoding="utf-8", timeout=60,
+                              dimensions=(40, 160))
+        try:
+            child.expect("/help for commands")
+            yield child, llm
+        finally:
+            child.close(force=True)
+
+
+def test_interactive_session(chat, tmp_path: Path) -> None:
+    child, llm = chat
+    llm.push(Reply(text="Hello from the fake model"))
+    child.sendline("hello")
+    child.expect("Hello from the fake model")
+
+    target = tmp_path / "shared"
+    target.mkdir()
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"chmod -R 777 {target}"})]),
+             Reply(text="opened it up"))
+    child.sendline("make it world-writable")
+    child.expect(r"allow\? \[o\]nce")
+    child.sendline("o")
+    child.expect("opened it up")
+    assert target.stat().st_mode & 0o777 == 0o777
+
+    llm.push(Reply(text="far too slow", delay=30))
+    child.sendline("a slow question")
+    llm.wait_for_requests(4, timeout=30)
+    child.sendintr()
+    child.expect("interrupted")
+
+    llm.push(Reply(text="still here after Ctrl-C"))
+    child.sendline("are you there?")
+    child.expect("still here after Ctrl-C")
+    # the interrupted question stays in the transcript, merged with the next one
+    assert llm.requests[-1].last_user_text == "a slow question\n\nare you there?"
+
+    child.sendline("/help")
+    child.expect("/retry")
+    child.sendline("/usage")
+    child.expect("tokens: ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
