@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 
