@@ -203,3 +203,36 @@ def test_resume_restores_the_transcript_and_system_prompt(runtime, llm) -> None:
     assert sent[0]["content"] == agent.messages[0]["content"]
     db = sqlite3.connect(runtime.home.sessions_db)
     assert db.execute("pragma integrity_check").fetchone() == ("ok",)
+
+
+def test_context_overflow_calls_the_compression_hook_once(runtime, llm: FakeLLM) -> None:
+    from fakellm import Fault
+
+    seen: list[int] = []
+
+    def compress(messages: list[dict]) -> list[dict]:
+        seen.append(len(messages))
+        return [messages[0], messages[-1]]  # system prompt + the newest user message
+
+    runtime.container.hooks().context_overflow.append(compress)
+    llm.push(Reply(text="a"), Fault.context_length_exceeded(), Reply(text="fits now"))
+    agent = new_agent(runtime)
+    agent.run_turn("first")
+    result = agent.run_turn("second")
+    assert (result.text, result.exit_reason) == ("fits now", "completed")
+    assert seen == [4] and len(llm.requests[2].body["messages"]) == 2
+    llm.push(Fault.context_length_exceeded(), Fault.context_length_exceeded())
+    failed = agent.run_turn("third")
+    assert failed.exit_reason == "error" and "context_overflow" in (failed.error or "")
+
+
+def test_exit_reasons_are_recorded_on_the_session(runtime, llm: FakeLLM) -> None:
+    from fakellm import Fault
+
+    llm.push(Reply(text="fine"), Fault.authentication())
+    agent = new_agent(runtime)
+    store = runtime.container.sessions()
+    agent.run_turn("one")
+    assert store.get_session(agent.session_id).end_reason == "completed"
+    agent.run_turn("two")
+    assert store.get_session(agent.session_id).end_reason == "error"

@@ -20,6 +20,9 @@ PostTool = Callable[[str, Any], None]
 """Receives the tool name and the ``ToolResult``."""
 SessionHook = Callable[[str], None]
 """Receives the session id."""
+OverflowHook = Callable[[list[dict[str, Any]]], list[dict[str, Any]] | None]
+"""Receives the transcript when the model says it no longer fits; may return a
+shorter one (context compression) to retry with, or None."""
 
 
 @dataclass
@@ -32,6 +35,7 @@ class Hooks:
     post_tool: list[PostTool] = field(default_factory=list)
     session_start: list[SessionHook] = field(default_factory=list)
     session_end: list[SessionHook] = field(default_factory=list)
+    context_overflow: list[OverflowHook] = field(default_factory=list)
 
     def turn_context(self, user_text: str) -> str:
         """Context from every pre-model hook, joined, to append to the user message."""

@@ -74,6 +74,11 @@ class Agent:
         self._finished = threading.Event()
         """Set when the running model call returns, or by ``interrupt()``."""
 
+    def close(self) -> None:
+        """The session is over for now: run the session-end hooks."""
+        for hook in self.hooks.session_end:
+            hook(self.session_id)
+
     def interrupt(self) -> None:
         """Stop the running turn: the model call returns at once, unstarted tools are
         cancelled, and the transcript stays valid."""
@@ -92,18 +97,18 @@ class Agent:
             if grace:
                 self._append({"role": "user", "content": GRACE_NOTE})
             try:
-                reply = self._call_model()
+                reply = self._call_model_fitting()
             except CallCancelledError:
-                return TurnResult("", "interrupted", iteration, usage)
-            except (ContextOverflowError, ModelCallError) as exc:
+                return self._ended(TurnResult("", "interrupted", iteration, usage))
+            except ModelCallError as exc:
                 return self._failed(str(exc), iteration, usage)
             usage = usage + reply.usage
             if not reply.tool_calls or grace:
-                return self._final(reply, grace, iteration, usage)
+                return self._ended(self._final(reply, grace, iteration, usage))
             self._append(reply.as_message(), reply)
             outcomes = self._run_tools(list(reply.tool_calls))
             if self.interrupted.is_set():
-                return TurnResult(reply.content, "interrupted", iteration, usage)
+                return self._ended(TurnResult(reply.content, "interrupted", iteration, usage))
             unknown = all(self.tools.get(c.name) is None for c in reply.tool_calls)
             unknown_streak = unknown_streak + 1 if unknown else 0
             if unknown_streak > MAX_UNKNOWN_TOOL_RETRIES:
@@ -179,7 +184,25 @@ class Agent:
                           iteration, usage)
 
     def _failed(self, error: str, iteration: int, usage: Usage) -> TurnResult:
-        return TurnResult("", "error", iteration, usage, error=error)
+        return self._ended(TurnResult("", "error", iteration, usage, error=error))
+
+    def _ended(self, result: TurnResult) -> TurnResult:
+        """Record how the turn ended on the session (its latest exit reason)."""
+        self.store.end_session(self.session_id, result.exit_reason)
+        return result
+
+    def _call_model_fitting(self) -> ModelReply:
+        """Call the model; when the transcript overflows the window, let a
+        context-overflow hook (compression) shorten it and try once more."""
+        try:
+            return self._call_model()
+        except ContextOverflowError:
+            for hook in self.hooks.context_overflow:
+                shorter = hook(self.messages)
+                if shorter is not None:
+                    self.messages = shorter
+                    return self._call_model()
+            raise
 
     def _append(self, message: dict[str, Any], reply: ModelReply | None = None) -> None:
         """Add to the transcript and persist at once (a crash loses nothing said)."""

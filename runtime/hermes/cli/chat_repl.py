@@ -67,6 +67,7 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
     agent = _open(_factory(runtime), how, resume, continue_)
     result = _run_interruptibly(agent, query)
+    agent.close()
     if result.exit_reason == "error":
         sys.stderr.write(f"error: {result.error}\n")
     elif result.text:
@@ -126,18 +127,42 @@ def _clarify(question: str, choices: list[str] | None) -> str:
     return answer
 
 
+class _Spinner:
+    """"thinking…" on stderr until the first output of a turn."""
+
+    def __init__(self) -> None:
+        self._status: Any = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        from rich.console import Console
+
+        with self._lock:
+            self._status = Console(stderr=True).status("thinking…", spinner="dots")
+            self._status.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+
+
 class _Printer:
     """Streams text to the terminal and ends the line before tool progress."""
 
-    def __init__(self) -> None:
+    def __init__(self, spinner: _Spinner | None = None) -> None:
         self.mid_line = False
+        self.spinner = spinner or _Spinner()
 
     def text(self, delta: str) -> None:
+        self.spinner.stop()
         sys.stdout.write(delta)
         sys.stdout.flush()
         self.mid_line = not delta.endswith("\n")
 
     def tool(self, call: ToolCall) -> None:
+        self.spinner.stop()
         if self.mid_line:
             sys.stdout.write("\n")
             self.mid_line = False
@@ -173,7 +198,13 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
             agent, last_user = _command(text, agent, factory, how, last_user)
             continue
         last_user = text
-        _show(_run_interruptibly(agent, text), printer, stream)
+        printer.spinner.start()
+        try:
+            result = _run_interruptibly(agent, text)
+        finally:
+            printer.spinner.stop()
+        _show(result, printer, stream)
+    agent.close()
 
 
 def _show(result: TurnResult, printer: _Printer, stream: bool) -> None:
