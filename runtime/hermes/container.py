@@ -17,7 +17,7 @@ from typing import Any
 from dependency_injector import containers, providers
 
 from hermes.agent.factory import AgentDeps, AgentFactory
-from hermes.agent.hooks import Hooks
+from hermes.agent.hooks import build_hooks
 from hermes.config.schema import HermesConfig
 from hermes.credentials import Secrets
 from hermes.environments.base import open_environment
@@ -33,6 +33,11 @@ from hermes.plugins.manager import PluginManager
 from hermes.sessions.store import open_session_store
 from hermes.skills.store import SkillsStore
 from hermes.tools.registry import build_tool_registry
+
+
+def _tool_specs_of(*services: Any) -> list[Any]:
+    """Tools that services contribute (``tool_specs()``), e.g. the memory tool."""
+    return [spec for service in services for spec in getattr(service, "tool_specs", list)()]
 
 
 class RuntimeContainer(containers.DeclarativeContainer):
@@ -53,11 +58,23 @@ class RuntimeContainer(containers.DeclarativeContainer):
         LiteLLMClient, settings=providers.Callable(attrgetter("provider"), settings)
     )
 
+    memory = providers.Selector(
+        config.memory.backend,
+        builtin=providers.Singleton(
+            BuiltinMemory,
+            directory=home.provided.memories_dir,
+            memory_char_limit=settings.provided.memory.memory_char_limit,
+            user_char_limit=settings.provided.memory.user_char_limit,
+        ),
+        none=providers.Singleton(MemoryProvider),
+    )
+
     tools = providers.Singleton(
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
+        specs=providers.Callable(_tool_specs_of, memory),
     )
 
     _env_settings = settings.provided.environment
@@ -76,22 +93,11 @@ class RuntimeContainer(containers.DeclarativeContainer):
         ),
     )
 
-    memory = providers.Selector(
-        config.memory.backend,
-        builtin=providers.Singleton(
-            BuiltinMemory,
-            directory=home.provided.memories_dir,
-            memory_char_limit=settings.provided.memory.memory_char_limit,
-            user_char_limit=settings.provided.memory.user_char_limit,
-        ),
-        none=providers.Singleton(MemoryProvider),
-    )
-
     skills = providers.Singleton(SkillsStore, directory=home.provided.skills_dir)
     plugins = providers.Singleton(PluginManager, directory=home.provided.plugins_dir)
     platforms = providers.Singleton(build_platforms, settings=settings.provided.platforms)
 
-    hooks = providers.Singleton(Hooks)
+    hooks = providers.Singleton(build_hooks, memory=memory)
 
     agent_factory = providers.Factory(
         AgentFactory,

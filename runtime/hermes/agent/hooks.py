@@ -20,6 +20,8 @@ PostTool = Callable[[str, Any], None]
 """Receives the tool name and the ``ToolResult``."""
 SessionHook = Callable[[str], None]
 """Receives the session id."""
+TurnEnd = Callable[[str, str], None]
+"""Receives the user's text and the final answer of a completed turn."""
 OverflowHook = Callable[[list[dict[str, Any]]], list[dict[str, Any]] | None]
 """Receives the transcript when the model says it no longer fits; may return a
 shorter one (context compression) to retry with, or None."""
@@ -35,9 +37,24 @@ class Hooks:
     post_tool: list[PostTool] = field(default_factory=list)
     session_start: list[SessionHook] = field(default_factory=list)
     session_end: list[SessionHook] = field(default_factory=list)
+    turn_end: list[TurnEnd] = field(default_factory=list)
     context_overflow: list[OverflowHook] = field(default_factory=list)
 
     def turn_context(self, user_text: str) -> str:
         """Context from every pre-model hook, joined, to append to the user message."""
         parts = [hook(user_text) for hook in self.pre_model]
         return "\n\n".join(p for p in parts if p)
+
+
+def build_hooks(memory: Any) -> Hooks:
+    """A runtime's hooks, with its memory service wired in where it takes part:
+    ``prefetch(user_text) -> str`` before the model, ``sync(user_text, answer)``
+    after a completed turn, ``shutdown()`` at session end."""
+    hooks = Hooks()
+    if callable(getattr(memory, "prefetch", None)):
+        hooks.pre_model.append(memory.prefetch)
+    if callable(getattr(memory, "sync", None)):
+        hooks.turn_end.append(memory.sync)
+    if callable(getattr(memory, "shutdown", None)):
+        hooks.session_end.append(lambda _session_id: memory.shutdown())
+    return hooks

@@ -73,6 +73,7 @@ class Agent:
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
         self._finished = threading.Event()
         """Set when the running model call returns, or by ``interrupt()``."""
+        self._user_text = ""
 
     def close(self) -> None:
         """The session is over for now: run the session-end hooks."""
@@ -88,6 +89,7 @@ class Agent:
     def run_turn(self, user_text: str) -> TurnResult:
         self.interrupted.clear()
         context = self.hooks.turn_context(user_text)
+        self._user_text = user_text
         self._append({"role": "user",
                       "content": f"{user_text}\n\n{context}" if context else user_text})
         usage = Usage()
@@ -189,6 +191,9 @@ class Agent:
     def _ended(self, result: TurnResult) -> TurnResult:
         """Record how the turn ended on the session (its latest exit reason)."""
         self.store.end_session(self.session_id, result.exit_reason)
+        if result.exit_reason == "completed":
+            for hook in self.hooks.turn_end:
+                hook(self._user_text, result.text)
         return result
 
     def _call_model_fitting(self) -> ModelReply:
