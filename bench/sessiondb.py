@@ -11,22 +11,27 @@ alternating order. Every side runs in its own subprocesses with its own interpre
 hermes-agent is never imported into ours (its venv is ``bench/.venvs/hermes-agent-0.19.0``,
 created on first use as ``bench/cli_startup.py`` does).
 
-1. Concurrent writes: P processes each create a session, wait at a barrier, then persist
-   M messages one by one, alternating user and assistant; every assistant message carries
-   token usage and cost, and every fourth a tool call. Ours: ``add_message(..., usage=)``
-   (one transaction per message, totals included). Theirs, as its agent loop does it:
-   ``append_message`` per message plus ``update_token_counts`` per assistant message.
-   A third, informational side, theirs-bare, is hermes-agent with ``append_message``
-   only (no usage totals). Reported: messages/s over the wall time from the first start
-   to the last finish, lost rows (messages a writer set out to persist that are not in
-   the database afterwards) and lock errors (writes that raised "locked"/"busy" after
-   the store's own retries).
-2. Search: one process builds a 200k-message corpus (1,000 sessions x 200 messages; every
-   fourth session continues the previous one) through each store's own bulk API (ours
-   ``add_messages``, one transaction per session; theirs ``replace_messages`` on a new
-   session, likewise), then runs a fixed query mix (words of several frequencies,
-   AND, OR, phrases, prefixes, punctuation, CJK, a substring) with limit 20, after one
-   untimed warm-up pass. Reported: p50/p95 latency of the store's search call.
+1. Concurrent writes: one process creates the database first (in real use the gateway
+   made it long ago; many processes opening a brand-new file at once is a start-up race,
+   not the steady state measured here). Then P processes each create a session, wait at
+   a barrier and persist M messages one by one, alternating user and assistant; every
+   assistant message carries token usage and cost, every fourth one a tool call. Ours:
+   ``add_message(..., usage=)``, one transaction per message, totals included. Theirs,
+   as its agent loop does it: ``append_message`` per message plus
+   ``update_token_counts`` per assistant message. A third side, theirs-bare (for
+   information), is hermes-agent with ``append_message`` only, no usage totals.
+   Reported: messages/s over the wall time from the first start to the last finish,
+   lost rows (messages a writer set out to persist that are not in the database
+   afterwards) and lock errors (calls that raised "locked"/"busy" after the store's own
+   retries).
+2. Search: each side builds a 200k-message corpus (1,000 sessions x 200 messages; every
+   fourth session continues the previous one) through its store's own bulk API (ours
+   ``add_messages``, theirs ``replace_messages`` on a new session: one transaction per
+   session either way), one side after the other. Then both workers, kept running,
+   answer the same query mix (words of several frequencies, AND, OR, phrases, prefixes,
+   punctuation, CJK, a substring; limit 20) in alternation, so machine noise lands on
+   both alike, after one untimed warm-up pass. Reported: p50/p95 latency of the
+   store's search call, measured inside the worker.
 
 Targets: throughput >= 1.0x theirs, search p95 <= 1.0x theirs, zero lost rows, zero lock
 errors. Exit status is 0 even if a target fails: this is a measurement, not a test.
@@ -191,11 +196,15 @@ def open_side(side: str, db: Path) -> Ours | Theirs:
 
 def worker_write(side: str, db: Path, index: int, count: int) -> None:
     """Phase 1 worker: create a session, wait for "go" on stdin, write ``count`` messages."""
-    store = open_side(side, db)
-    session_id = store.create()
+    try:
+        store = open_side(side, db)
+        session_id = store.create()
+    except Exception as exc:  # reported: a store that cannot open loses all its messages
+        print(json.dumps({"open_error": f"{type(exc).__name__}: {exc}"}), flush=True)
+        return
     rng = random.Random(index)
     messages = [make_message(rng, i) for i in range(count)]
-    print("ready", flush=True)
+    print(json.dumps({"ready": session_id}), flush=True)
     sys.stdin.readline()
     acked = lock_errors = other_errors = 0
     started = time.monotonic()
@@ -237,36 +246,54 @@ def worker_search(side: str, db: Path, sessions: int) -> None:
 
 # -- driver (ours' interpreter) ------------------------------------------------------------
 
-def _spawn(python: Path, args: list[str], home: Path) -> subprocess.Popen[str]:
+def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
     env.update(HOME=str(home), HERMES_HOME=str(home / ".hermes"), PYTHONHASHSEED="0")
-    return subprocess.Popen([str(python), __file__, *args], env=env, text=True,
+    return env
+
+
+def _spawn(python: Path, args: list[str], home: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(python), __file__, *args], env=_env(home), text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
 def run_writers(side: str, python: Path, tmp: Path, procs: int, count: int) -> dict[str, Any]:
     """Phase 1 for one side; returns throughput, lost rows and errors."""
     db = tmp / "state.db"
+    # As in real use, the database exists before the writers start (the gateway made it).
+    subprocess.run([str(python), __file__, "worker-init", side, str(db)], check=True,
+                   env=_env(tmp))
     workers = [_spawn(python, ["worker-write", side, str(db), str(i), str(count)], tmp)
                for i in range(procs)]
-    for w in workers:  # the barrier: every store open and its session created
-        assert w.stdout is not None and w.stdout.readline().strip() == "ready", side
+    starts = [_readline_json(w) for w in workers]  # the barrier: every store open
     for w in workers:
         assert w.stdin is not None
         w.stdin.write("go\n")
         w.stdin.flush()
-    reports = [json.loads(w.communicate(timeout=3600)[0].strip().splitlines()[-1])
-               for w in workers]
+    reports = [_readline_json(w) if "ready" in start else start
+               for w, start in zip(workers, starts, strict=True)]
+    for w in workers:
+        w.wait(timeout=600)
+    ok = [r for r in reports if "acked" in r]
     with closing(sqlite3.connect(db)) as conn:  # a bare `with` would not close it
         present = dict(conn.execute("SELECT session_id, count(*) FROM messages GROUP BY 1"))
-    acked = sum(r["acked"] for r in reports)
-    stored = sum(present.get(r["session_id"], 0) for r in reports)
-    wall = max(r["finished"] for r in reports) - min(r["started"] for r in reports)
-    return {"messages": procs * count, "acked": acked, "stored": stored,
+    stored = sum(present.get(r["session_id"], 0) for r in ok)
+    wall = max(r["finished"] for r in ok) - min(r["started"] for r in ok) if ok else 0.0
+    open_errors = [r["open_error"] for r in reports if "open_error" in r]
+    return {"messages": procs * count, "acked": sum(r["acked"] for r in ok), "stored": stored,
             "lost": max(0, procs * count - stored),
-            "lock_errors": sum(r["lock_errors"] for r in reports),
-            "other_errors": sum(r["other_errors"] for r in reports),
-            "wall_s": wall, "per_s": stored / wall}
+            "lock_errors": sum(r["lock_errors"] for r in ok)
+            + sum(_is_lock_error(Exception(e)) for e in open_errors),
+            "other_errors": sum(r["other_errors"] for r in ok), "open_errors": open_errors,
+            "wall_s": wall, "per_s": stored / wall if wall else 0.0}
+
+
+def _readline_json(worker: subprocess.Popen[str]) -> dict[str, Any]:
+    assert worker.stdout is not None
+    line = worker.stdout.readline()
+    if not line:
+        sys.exit(f"[bench] ABORT: a writer exited without a report (exit {worker.wait()})")
+    return dict(json.loads(line))
 
 
 class SearchWorker:
@@ -356,6 +383,9 @@ def _print_writes(writes: dict[str, list[dict[str, Any]]]) -> None:
         print(f"| {side:<11} | {_median_write(runs)['per_s']:>15.0f} | "
               f"{f'{rates[0]:.0f}-{rates[-1]:.0f}':>17} | {sum(r['lost'] for r in runs):>9} | "
               f"{sum(r['lock_errors'] for r in runs):>11} |")
+    for side, runs in writes.items():
+        for error in {e for run in runs for e in run["open_errors"]}:
+            print(f"  {side}: a writer could not open the store: {error}")
 
 
 def _print_search(s: dict[str, Any]) -> None:
@@ -398,6 +428,9 @@ def report(raw: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "worker-init":
+        open_side(sys.argv[2], Path(sys.argv[3]))
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "worker-write":
         worker_write(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
         return 0

@@ -162,6 +162,12 @@ def test_each_profile_sees_only_its_own_sessions(hermes, seeded, root) -> None:
     refused(hermes("-p", "work", "sessions", "show", "a1b2"), "no session matches")
 
 
+def test_a_broken_database_is_one_clear_line(hermes, root) -> None:
+    root.mkdir()
+    (root / "state.db").write_bytes(b"this is not a database" * 200)
+    refused(hermes("sessions", "list"), "state.db", "move it aside")
+
+
 def test_every_command_has_help(hermes) -> None:
     listing = ok(hermes("sessions", "--help"))
     commands = [line.split()[0] for line in listing.split("Commands:")[1].splitlines()

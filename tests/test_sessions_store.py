@@ -477,6 +477,29 @@ def test_several_processes_write_at_once_without_losing_a_row(db_path: Path,
     assert_consistent(db_path)
 
 
+FIRST_OPENER = r"""
+import sys
+from pathlib import Path
+from hermes.sessions import SessionStore
+store = SessionStore(Path(sys.argv[1])).open()
+session = store.create_session("cli", "m")
+for i in range(20):
+    store.add_message(session, "user", f"early {i}")
+print('{"ok": 1}', flush=True)
+"""
+
+
+def test_processes_racing_to_create_the_database_all_succeed(db_path: Path) -> None:
+    children = [Child(FIRST_OPENER, str(db_path)) for _ in range(4)]
+    for child in children:
+        assert child.read() == {"ok": 1}
+        assert child.proc.wait(timeout=60) == 0
+    with SessionStore(db_path) as store:
+        assert [s.message_count for s in store.list_sessions()] == [20] * 4
+        assert store.migrate() == []
+    assert_consistent(db_path)
+
+
 KILLED_WRITER = r"""
 import sys
 from pathlib import Path

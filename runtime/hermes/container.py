@@ -16,6 +16,7 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
+from hermes.agent.compress import summariser_client
 from hermes.agent.factory import AgentDeps, AgentFactory
 from hermes.agent.hooks import build_hooks
 from hermes.config.schema import HermesConfig
@@ -26,8 +27,8 @@ from hermes.environments.local import LocalEnvironment
 from hermes.environments.ssh import SSHEnvironment
 from hermes.gateway.platforms import build_platforms
 from hermes.home import Home
-from hermes.memory.base import MemoryProvider
-from hermes.memory.builtin import BuiltinMemory
+from hermes.memory.builtin import builtin_memory
+from hermes.memory.service import no_memory
 from hermes.models.litellm_client import LiteLLMClient
 from hermes.plugins.manager import PluginManager
 from hermes.sessions.store import open_session_store
@@ -60,14 +61,11 @@ class RuntimeContainer(containers.DeclarativeContainer):
 
     memory = providers.Selector(
         config.memory.backend,
-        builtin=providers.Singleton(
-            BuiltinMemory,
-            directory=home.provided.memories_dir,
-            memory_char_limit=settings.provided.memory.memory_char_limit,
-            user_char_limit=settings.provided.memory.user_char_limit,
-        ),
-        none=providers.Singleton(MemoryProvider),
+        builtin=providers.Singleton(builtin_memory, home=home,
+                                    settings=settings.provided.memory),
+        none=providers.Singleton(no_memory, home=home, settings=settings.provided.memory),
     )
+    """MEMORY.md/USER.md (``builtin``) or nothing (``none``), plus ``memory.providers``."""
 
     tools = providers.Singleton(
         build_tool_registry,
@@ -99,6 +97,14 @@ class RuntimeContainer(containers.DeclarativeContainer):
 
     hooks = providers.Singleton(build_hooks, memory=memory)
 
+    summariser = providers.Singleton(
+        summariser_client,
+        main=model,
+        provider=providers.Callable(attrgetter("provider"), settings),
+        model=providers.Callable(attrgetter("agent.compression.model"), settings),
+    )
+    """The model that writes context-compression summaries (``agent.compression.model``)."""
+
     agent_factory = providers.Factory(
         AgentFactory,
         deps=providers.Factory(
@@ -112,6 +118,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
             memory=memory,
             sessions=sessions,
             hooks=hooks,
+            skills=skills,
+            summariser=summariser,
         ),
     )
 

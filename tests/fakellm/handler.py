@@ -48,7 +48,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
-        wire = self.fake.wires.get(path) if self.command == "POST" else None
+        wire = self.fake.route(path) if self.command == "POST" else None
         request = self.fake._record(self.command, path, dict(self.headers.items()), raw, wire)
         if wire is None:
             self._refuse(404, f"fake LLM: no route for {self.command} {path}; "
@@ -69,18 +69,18 @@ class Handler(BaseHTTPRequestHandler):
     def _answer(self, wire: Wire, turn: Turn, request: RecordedRequest) -> None:
         match turn:
             case Fault():
-                self._send_json(turn.status, wire.error(turn), _retry_headers(turn.retry_after))
+                self._send_error(wire, turn, _retry_headers(turn.retry_after))
             case StreamError() if request.stream:
                 tail = wire.stream_error(turn.fault, turn.after_events)
-                self._send_stream(wire.stream(turn.reply, request), turn.after_events, tail)
+                self._send_stream(wire, wire.stream(turn.reply, request), turn.after_events, tail)
             case StreamError():  # failed before answering: a plain HTTP error
-                self._send_json(turn.fault.status, wire.error(turn.fault))
+                self._send_error(wire, turn.fault)
             case Truncated() if request.stream:
-                self._send_stream(wire.stream(turn.reply, request), turn.after_events)
+                self._send_stream(wire, wire.stream(turn.reply, request), turn.after_events)
             case Truncated():
                 self._send_cut_json(wire.reply(turn.reply, request))
             case Reply() if request.stream:
-                self._send_stream(wire.stream(turn, request))
+                self._send_stream(wire, wire.stream(turn, request))
             case Reply():
                 self._send_json(200, wire.reply(turn, request))
 
@@ -89,6 +89,10 @@ class Handler(BaseHTTPRequestHandler):
         body = {"error": {"message": message, "type": "invalid_request_error",
                           "param": None, "code": None}}
         self._send_json(status, body)
+
+    def _send_error(self, wire: Wire, fault: Fault, headers: dict[str, str] | None = None) -> None:
+        self._send_json(wire.error_status(fault), wire.error(fault),
+                        {**wire.error_headers(fault), **(headers or {})})
 
     def _send_json(self, status: int, body: dict[str, Any],
                    headers: dict[str, str] | None = None) -> None:
@@ -104,10 +108,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data[: len(data) // 2])
         self._hang_up()
 
-    def _send_stream(self, events: Iterator[bytes], cut: int | None = None,
+    def _send_stream(self, wire: Wire, events: Iterator[bytes], cut: int | None = None,
                      tail: bytes | None = None) -> None:
-        """SSE in HTTP chunks. At event ``cut``: send ``tail`` and end, or hang up without it."""
-        self._start(200, "text/event-stream; charset=utf-8",
+        """Events in HTTP chunks. At event ``cut``: send ``tail`` and end, or hang up without it."""
+        self._start(200, wire.stream_content_type,
                     {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"})
         for sent, event in enumerate(events):
             if sent == cut:

@@ -1,13 +1,14 @@
 """What the client sent: one :class:`RecordedRequest` per HTTP request, with helpers
-that read the same facts out of all three wire formats."""
+that read the same facts out of every wire format."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import unquote
 
-WireName = Literal["openai_chat", "anthropic", "responses"]
+WireName = Literal["openai_chat", "anthropic", "responses", "bedrock"]
 
 # Shown as "***" in repr() so assertion failures never print a credential.
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
@@ -41,16 +42,23 @@ class RecordedRequest:
 
     @property
     def model(self) -> str | None:
+        if self.wire == "bedrock":  # /model/{percent-encoded id}/converse
+            return unquote(self.path.split("/")[2])
         model = self._get("model")
         return model if isinstance(model, str) else None
 
     @property
     def stream(self) -> bool:
+        if self.wire == "bedrock":
+            return self.path.endswith("/converse-stream")
         return bool(self._get("stream"))
 
     @property
     def tool_names(self) -> list[str]:
         """Names of the function tools offered, in order."""
+        if self.wire == "bedrock":
+            tools = (self._get("toolConfig") or {}).get("tools") or []
+            return [t["toolSpec"]["name"] for t in tools if "toolSpec" in t]
         tools = self._get("tools") or []
         if self.wire == "openai_chat":
             return [t["function"]["name"] for t in tools if t.get("type") == "function"]
@@ -91,6 +99,11 @@ def _tool_results(wire: WireName | None, item: dict[str, Any]) -> list[ToolResul
         return [ToolResult(block.get("tool_use_id", ""), block.get("content"))
                 for block in item["content"]
                 if isinstance(block, dict) and block.get("type") == "tool_result"]
+    if wire == "bedrock" and isinstance(item.get("content"), list):
+        return [ToolResult(block["toolResult"].get("toolUseId", ""),
+                           _text_of(block["toolResult"].get("content")) or
+                           block["toolResult"].get("content"))
+                for block in item["content"] if isinstance(block, dict) and "toolResult" in block]
     return []
 
 
@@ -99,6 +112,7 @@ def _text_of(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
+    # Bedrock's content blocks have no "type": {"text": ...}
     texts = [part.get("text", "") for part in content if isinstance(part, dict)
-             and part.get("type") in ("text", "input_text")]
+             and part.get("type", "text") in ("text", "input_text")]
     return "".join(texts)

@@ -12,6 +12,7 @@ from http.server import ThreadingHTTPServer
 from types import TracebackType
 
 from .anthropic import AnthropicMessages
+from .bedrock import BedrockConverse
 from .handler import Handler
 from .openai_chat import OpenAIChat
 from .recording import RecordedRequest
@@ -40,7 +41,8 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 class FakeLLM:
-    """A scripted LLM on loopback speaking OpenAI chat, Anthropic messages and OpenAI Responses.
+    """A scripted LLM on loopback speaking OpenAI chat, Anthropic messages, OpenAI Responses
+    and Bedrock Converse.
 
     Each request takes the next item of ``script``: a turn, or a responder called with the
     :class:`RecordedRequest`. When the script runs out, ``fallback`` answers; without one the
@@ -56,8 +58,10 @@ class FakeLLM:
         self.strict = strict
         self.ids = Ids()
         wires: list[Wire] = [cls(self.ids, chunk_chars)
-                             for cls in (OpenAIChat, AnthropicMessages, OpenAIResponses)]
+                             for cls in (OpenAIChat, AnthropicMessages, OpenAIResponses,
+                                         BedrockConverse)]
         self.wires: dict[str, Wire] = {path: wire for wire in wires for path in wire.paths}
+        """Each format by the paths it serves (parameters shown as ``{modelId}``)."""
         self._address = (host, port)
         self._server: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -127,9 +131,21 @@ class FakeLLM:
         """``api_base`` for ``anthropic/…``: litellm appends ``/v1/messages`` itself."""
         return self.url
 
+    @property
+    def bedrock_base_url(self) -> str:
+        """``api_base`` for ``bedrock/converse/…``: litellm appends ``/model/{id}/converse``."""
+        return self.url
+
     def api_base(self, provider: str) -> str:
-        """The ``api_base`` litellm needs for ``provider`` (``anthropic`` or OpenAI-style)."""
+        """The ``api_base`` litellm needs for ``provider`` (``anthropic``, ``bedrock`` or
+        OpenAI-style)."""
+        if provider == "bedrock":
+            return self.bedrock_base_url
         return self.anthropic_base_url if provider == "anthropic" else self.openai_base_url
+
+    def route(self, path: str) -> Wire | None:
+        """The wire format serving ``path``, if any."""
+        return next((wire for wire in self.wires.values() if wire.handles(path)), None)
 
     # -- script and recording --------------------------------------------------------------
 

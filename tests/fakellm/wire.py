@@ -27,11 +27,17 @@ class Wire(ABC):
 
     name: ClassVar[WireName]
     paths: ClassVar[tuple[str, ...]]
+    stream_content_type: ClassVar[str] = "text/event-stream; charset=utf-8"
 
     def __init__(self, ids: Ids, chunk_chars: int = 8):
         self.ids = ids
         self.chunk_chars = chunk_chars
         """Streamed text and tool arguments are cut into pieces of this many characters."""
+
+    def handles(self, path: str) -> bool:
+        """Whether this format answers ``path``: one of ``paths`` unless overridden
+        (for paths with parameters, such as Bedrock's model id)."""
+        return path in self.paths
 
     @abstractmethod
     def reply(self, reply: Reply, request: RecordedRequest) -> dict[str, Any]:
@@ -39,15 +45,24 @@ class Wire(ABC):
 
     @abstractmethod
     def stream(self, reply: Reply, request: RecordedRequest) -> Iterator[bytes]:
-        """The streaming response: one complete SSE event per item."""
+        """The streaming response: one complete event per item (SSE unless
+        ``stream_content_type`` says otherwise)."""
 
     @abstractmethod
     def error(self, fault: Fault) -> dict[str, Any]:
-        """The error body sent with ``fault.status``."""
+        """The error body sent with :meth:`error_status`."""
+
+    def error_status(self, fault: Fault) -> int:
+        """The HTTP status sent with :meth:`error`."""
+        return fault.status
+
+    def error_headers(self, fault: Fault) -> dict[str, str]:
+        """Extra headers sent with :meth:`error` (none by default)."""
+        return {}
 
     @abstractmethod
     def stream_error(self, fault: Fault, sequence: int) -> bytes:
-        """The SSE event reporting ``fault`` in the middle of a stream."""
+        """The event reporting ``fault`` in the middle of a stream."""
 
     def pieces(self, text: str) -> list[str]:
         """``text`` cut into streaming fragments; at least one, possibly empty."""

@@ -7,19 +7,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes.agent.compress import Compressor
+from hermes.agent.context_files import working_directory
 from hermes.agent.hooks import Hooks
 from hermes.agent.loop import Agent, AgentEvents
-from hermes.agent.prompt import build_system_prompt
+from hermes.agent.prompt import PromptInputs, build_system_prompt
+from hermes.agent.tokens import estimate_json
 from hermes.config.schema import AgentConfig
 from hermes.environments.base import Environment
 from hermes.home import Home
 from hermes.memory.base import MemoryProvider
 from hermes.models.base import ModelClient
 from hermes.sessions.store import SessionStore
+from hermes.skills.store import SkillsStore
 from hermes.tools.context import ApprovalCallback, ClarifyCallback, ToolContext
 from hermes.tools.registry import ToolRegistry
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
+"""Message fields restored on resume (plus a tool result's ``name``, stored as ``tool_name``)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,9 @@ class AgentDeps:
     memory: MemoryProvider
     sessions: SessionStore
     hooks: Hooks
+    skills: SkillsStore
+    summariser: ModelClient
+    """Writes context-compression summaries (the main model unless configured)."""
 
 
 @dataclass(frozen=True)
@@ -57,14 +65,22 @@ class AgentFactory:
     def new_session(self, how: Interaction) -> Agent:
         d = self.deps
         session_id = uuid.uuid4().hex
-        prompt = build_system_prompt(d.home, memory_snapshot=d.memory.snapshot(),
-                                     personality=d.settings.personality, session_id=session_id,
-                                     has_tools=bool(d.tools.names()), platform=how.source)
+        prompt = self.system_prompt(session_id, how.source)
         d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
                                   session_id=session_id)
         for hook in d.hooks.session_start:
             hook(session_id)
         return self._agent(session_id, [{"role": "system", "content": prompt}], how)
+
+    def system_prompt(self, session_id: str, platform: str) -> str:
+        """A new session's system prompt, built once and stored with the session."""
+        d = self.deps
+        environment_cwd = getattr(d.environment, "cwd", None)
+        return build_system_prompt(PromptInputs(
+            home=d.home, memory=d.memory, skills=d.skills.list(),
+            cwd=working_directory(d.environment.kind, environment_cwd), session_id=session_id,
+            has_tools=bool(d.tools.names()), personality=d.settings.personality,
+            platform=platform))
 
     def resume(self, session_id: str, how: Interaction) -> Agent:
         """Continue a stored session with its stored system prompt, verbatim."""
@@ -75,6 +91,8 @@ class AgentFactory:
         for row in d.sessions.messages(session.id):
             message = {k: row[k] for k in MESSAGE_KEYS if row.get(k) is not None}
             message.setdefault("content", None)
+            if row.get("role") == "tool" and row.get("tool_name"):
+                message["name"] = row["tool_name"]
             messages.append(message)
         return self._agent(session.id, messages, how)
 
@@ -88,7 +106,11 @@ class AgentFactory:
             d.home, d.environment, session_id, environ=dict(d.environ), approve=how.approve,
             clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
             max_result_chars=d.settings.tool_result_max_chars)
+        compression = d.settings.compression
+        compressor = Compressor(compression, model=d.model, summariser=d.summariser,
+                                fixed_tokens=estimate_json(d.tools.schemas())) \
+            if compression.enabled else None
         return Agent(model=d.model, tools=d.tools, store=d.sessions, tool_context=ctx,
                      session_id=session_id, messages=messages,
                      max_iterations=d.settings.max_iterations, hooks=d.hooks,
-                     stream=how.stream, events=how.events)
+                     stream=how.stream, events=how.events, compressor=compressor)

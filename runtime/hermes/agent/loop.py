@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hermes.agent.compress import Compressor, continue_in_child
 from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
 from hermes.agent.hooks import Hooks
 from hermes.agent.repair import repair_messages
@@ -57,7 +58,7 @@ class Agent:
     def __init__(self, *, model: ModelClient, tools: ToolRegistry, store: SessionStore,
                  tool_context: ToolContext, session_id: str, messages: list[dict[str, Any]],
                  max_iterations: int, hooks: Hooks | None = None, stream: bool = True,
-                 events: AgentEvents | None = None):
+                 events: AgentEvents | None = None, compressor: Compressor | None = None):
         self.model = model
         self.tools = tools
         self.store = store
@@ -69,6 +70,8 @@ class Agent:
         self.hooks = hooks or Hooks()
         self.stream = stream
         self.events = events or AgentEvents()
+        self.compressor = compressor
+        """Shortens the transcript near the context window; None: never compress."""
         self.interrupted = threading.Event()
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
         self._finished = threading.Event()
@@ -197,8 +200,11 @@ class Agent:
         return result
 
     def _call_model_fitting(self) -> ModelReply:
-        """Call the model; when the transcript overflows the window, let a
-        context-overflow hook (compression) shorten it and try once more."""
+        """Call the model, compressing first when the transcript nears the window; when
+        it overflows anyway, let a context-overflow hook (else the compressor) shorten it
+        and try once more."""
+        if self.compressor is not None and self.compressor.due(self.messages):
+            self._compress(overflowed=False)
         try:
             return self._call_model()
         except ContextOverflowError:
@@ -207,7 +213,23 @@ class Agent:
                 if shorter is not None:
                     self.messages = shorter
                     return self._call_model()
+            if self._compress(overflowed=True):
+                return self._call_model()
             raise
+
+    def _compress(self, *, overflowed: bool) -> bool:
+        """Compress the transcript and go on in a child session of this one (lineage).
+        False when there was nothing to compress."""
+        if self.compressor is None:
+            return False
+        compressed = self.compressor.compress(self.messages, overflowed=overflowed,
+                                              cancelled=self.interrupted.is_set)
+        if compressed is None:
+            return False
+        self.session_id = continue_in_child(self.store, self.session_id, compressed)
+        self.ctx.session_id = self.session_id
+        self.messages = compressed.messages
+        return True
 
     def _append(self, message: dict[str, Any], reply: ModelReply | None = None) -> None:
         """Add to the transcript and persist at once (a crash loses nothing said)."""

@@ -1,14 +1,34 @@
 """The system prompt: assembled once per session, then frozen (prompt-cache stable).
 
-The memory issue extends this with memory-provider blocks, the skills index
-and context files; the order of sections is fixed.
+Sections, always in this order; empty ones are left out:
+
+1. ``identity`` — the home's ``SOUL.md``, else ``DEFAULT_IDENTITY``;
+2. ``tool_guidance`` — when the model has tools;
+3. ``personality`` — ``agent.personality``;
+4. ``memory_providers`` — blocks of external memory providers (``system_blocks()``,
+   asked only of a memory service that has it);
+5. ``memory`` — the frozen ``MEMORY.md`` / ``USER.md`` snapshot (``snapshot()``);
+6. ``skills`` — an index of the skills store, when it holds any;
+7. ``context_files`` — ``.hermes.md`` / ``AGENTS.md`` / ``CLAUDE.md`` (``context_files``);
+8. ``session`` — the date and the session id;
+9. ``platform`` — a hint for where the conversation happens.
+
+The text is stored with the session and a resumed session gets it back verbatim,
+so memory or ``SOUL.md`` edits made meanwhile apply to new sessions only.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
+from hermes.agent import context_files
 from hermes.home import Home
+from hermes.skills.store import Skill
 
 DEFAULT_IDENTITY = (
     "You are Hermes, a capable assistant that uses tools to get real work done. "
@@ -19,26 +39,142 @@ TOOL_GUIDANCE = (
     "report success, and prefer small verifiable steps. When you are done, answer "
     "without calling a tool."
 )
+SKILLS_HEADER = "# Skills"
+SKILL_DESCRIPTION_MAX_CHARS = 160
+CHARS_PER_TOKEN = 4
+"""A rough, model-independent estimate (the same as ``agent/tokens.py``'s), good enough
+to compare section sizes."""
+PLATFORM_HINTS = {
+    "cli": "You are talking to the user in a terminal; Markdown is rendered.",
+    "cron": ("You are running as a scheduled job with nobody watching: do not ask "
+             "questions; your final answer is delivered as the job's output."),
+    "api": "You are answering through an API; the caller renders your reply.",
+    "api_server": "You are answering through an API; the caller renders your reply.",
+}
+MESSAGING_HINT = ("You are talking to the user in a messaging app: keep replies short, "
+                  "and avoid wide tables and long code blocks.")
 
 
-def build_system_prompt(home: Home, *, memory_snapshot: str, personality: str | None,
-                        session_id: str, has_tools: bool, platform: str = "cli",
-                        now: float | None = None) -> str:
-    identity = _read(home.soul_file) or DEFAULT_IDENTITY
-    sections = [identity]
-    if has_tools:
-        sections.append(TOOL_GUIDANCE)
-    if personality:
-        sections.append(personality.strip())
-    if memory_snapshot:
-        sections.append(memory_snapshot)
-    stamp = time.strftime("%Y-%m-%d", time.gmtime(now))
-    sections.append(f"Today is {stamp} (UTC). Session: {session_id}. Platform: {platform}.")
-    return "\n\n".join(sections)
+class MemorySource(Protocol):
+    """What the prompt asks of the memory service (``system_blocks`` is optional)."""
+
+    def snapshot(self) -> str: ...
 
 
-def _read(path: object) -> str:
+@dataclass(frozen=True)
+class PromptSection:
+    """One named part of the system prompt."""
+
+    name: str
+    text: str
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+
+@dataclass(frozen=True)
+class PromptInputs:
+    """Everything one session's system prompt is built from."""
+
+    home: Home
+    memory: MemorySource
+    skills: Sequence[Skill]
+    """The skills store's listing (``SkillsStore.list()``)."""
+    cwd: Path
+    """Where context-file discovery starts (``context_files.working_directory``)."""
+    session_id: str
+    has_tools: bool
+    personality: str | None = None
+    platform: str = "cli"
+    """The session's source: ``cli``, ``cron``, ``telegram``, ..."""
+    now: float | None = None
+    """The session's start time (epoch seconds); now when ``None``."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated tokens of ``text``: characters / 4, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def build_sections(inputs: PromptInputs) -> list[PromptSection]:
+    """The non-empty sections of the prompt, in the fixed order."""
+    builders: list[tuple[str, Callable[[PromptInputs], str]]] = [
+        ("identity", _identity), ("tool_guidance", _tool_guidance),
+        ("personality", _personality), ("memory_providers", _provider_blocks),
+        ("memory", _memory_snapshot), ("skills", _skills_index),
+        ("context_files", _context_files), ("session", _session), ("platform", _platform),
+    ]
+    sections = [PromptSection(name, build(inputs).strip()) for name, build in builders]
+    return [section for section in sections if section.text]
+
+
+def render(sections: Sequence[PromptSection]) -> str:
+    return "\n\n".join(section.text for section in sections)
+
+
+def build_system_prompt(inputs: PromptInputs) -> str:
+    """The system prompt of a new session."""
+    return render(build_sections(inputs))
+
+
+# -- sections ---------------------------------------------------------------------------
+
+def _identity(inputs: PromptInputs) -> str:
     try:
-        return path.read_text(encoding="utf-8").strip()  # type: ignore[attr-defined]
+        soul = inputs.home.soul_file.read_text(encoding="utf-8").strip()
     except OSError:
+        soul = ""
+    return soul or DEFAULT_IDENTITY
+
+
+def _tool_guidance(inputs: PromptInputs) -> str:
+    return TOOL_GUIDANCE if inputs.has_tools else ""
+
+
+def _personality(inputs: PromptInputs) -> str:
+    return inputs.personality or ""
+
+
+def _provider_blocks(inputs: PromptInputs) -> str:
+    system_blocks = getattr(inputs.memory, "system_blocks", None)
+    blocks = system_blocks() if callable(system_blocks) else []
+    return "\n\n".join(block.strip() for block in blocks if block and block.strip())
+
+
+def _memory_snapshot(inputs: PromptInputs) -> str:
+    return inputs.memory.snapshot()
+
+
+def _skills_index(inputs: PromptInputs) -> str:
+    if not inputs.skills:
         return ""
+    where = inputs.home.skills_dir / "<name>" / "SKILL.md"
+    lines = [SKILLS_HEADER,
+             f"Procedures saved from earlier work. Before a task that matches one, read its "
+             f"instructions ({where}) and follow them."]
+    for skill in inputs.skills:
+        description = _one_line(skill.description)
+        lines.append(f"- {skill.name}: {description}" if description else f"- {skill.name}")
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    if len(line) <= SKILL_DESCRIPTION_MAX_CHARS:
+        return line
+    return line[:SKILL_DESCRIPTION_MAX_CHARS - 1] + "…"
+
+
+def _context_files(inputs: PromptInputs) -> str:
+    return context_files.render(context_files.load_context_files(inputs.cwd))
+
+
+def _session(inputs: PromptInputs) -> str:
+    stamp = time.strftime("%Y-%m-%d", time.gmtime(inputs.now))
+    return f"Today is {stamp} (UTC). Session: {inputs.session_id}."
+
+
+def _platform(inputs: PromptInputs) -> str:
+    hint = PLATFORM_HINTS.get(inputs.platform, MESSAGING_HINT)
+    return f"Platform: {inputs.platform}. {hint}"

@@ -44,6 +44,7 @@ def _register() -> None:
     app.command("chat")(chat_cmd.chat)
     from hermes.cli import sessions_cmd
     app.add_typer(sessions_cmd.app, name="sessions")
+    app.add_typer(__import__("hermes.cli.prompt_cmd", fromlist=["app"]).app, name="prompt")
 
 
 _register()

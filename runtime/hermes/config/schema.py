@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hermes.config.groups import GROUPS
 
@@ -74,13 +74,22 @@ class MemoryConfig(Section):
     name: str
     """The option's name (the YAML file under ``conf/memory/``)."""
     backend: Literal["builtin", "none"]
-    """Where memories live: ``builtin`` files in the home, or ``none``."""
+    """Where memories live: ``builtin`` files in the home (MEMORY.md, USER.md and the
+    ``memory`` tool), or ``none``."""
     memory_char_limit: int = Field(2200, gt=0)
     """Character limit of MEMORY.md (the agent's notes)."""
     user_char_limit: int = Field(1375, gt=0)
     """Character limit of USER.md (who the user is)."""
     nudge_interval: int = Field(10, ge=0)
     """User turns between background learning reviews; 0 disables them."""
+    providers: list[Literal["factstore"]] = Field(default_factory=list)
+    """External memory providers run alongside the backend, e.g. ``[factstore]`` (a
+    local SQLite fact store in ``memories/facts.db``)."""
+    prefetch_timeout: float = Field(3.0, gt=0)
+    """Seconds the providers' recall before a turn may take; a slower or failing
+    provider is skipped for that turn."""
+    recall_limit: int = Field(5, gt=0)
+    """Most items one provider recalls into a turn (fact store: facts)."""
 
 
 class DockerSettings(Section):
@@ -136,6 +145,33 @@ class PlatformsConfig(Section):
     """Messaging platforms the gateway connects, by name."""
 
 
+class CompressionConfig(Section):
+    """Context compression: what happens when a conversation nears the model's window."""
+
+    enabled: bool = True
+    """Compress the conversation before it outgrows the model's context window."""
+    threshold: float = Field(0.5, gt=0, le=1)
+    """Compress when the estimated context reaches this fraction of the window."""
+    context_window: int | None = Field(None, gt=0)
+    """The model's input window in tokens; unset: litellm's model info, else 32768."""
+    protect_first: int = Field(3, ge=1)
+    """Messages kept verbatim at the start (system prompt and the first exchange);
+    extended so the kept part ends on a whole step, never inside a tool call."""
+    protect_recent_fraction: float = Field(0.2, gt=0, lt=1)
+    """Recent messages kept verbatim, as a fraction of the window (at least the last step)."""
+    model: str | None = None
+    """Model that writes the summaries, at the main provider; unset: the main model."""
+    summary_max_words: int = Field(600, gt=0)
+    """Length the summariser is asked to keep to."""
+
+    @model_validator(mode="after")
+    def _recent_below_threshold(self) -> CompressionConfig:
+        if self.protect_recent_fraction >= self.threshold:
+            raise ValueError(f"protect_recent_fraction ({self.protect_recent_fraction}) must be "
+                             f"below threshold ({self.threshold}) — lower it or raise threshold")
+        return self
+
+
 class AgentConfig(Section):
     max_iterations: int = Field(90, gt=0)
     """Model calls per user turn before the single grace call."""
@@ -145,6 +181,8 @@ class AgentConfig(Section):
     """Reasoning effort for models that support it."""
     tool_result_max_chars: int = Field(50_000, gt=0)
     """Tool results longer than this are spilled to a file."""
+    compression: CompressionConfig = CompressionConfig()
+    """Context compression (summaries of the earlier conversation)."""
 
 
 class DisplayConfig(Section):

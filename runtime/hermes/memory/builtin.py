@@ -1,32 +1,37 @@
-"""Built-in memory: ``memories/MEMORY.md`` and ``memories/USER.md`` in the home."""
+"""Backend ``builtin``: ``memories/MEMORY.md`` and ``memories/USER.md`` in the home,
+with the ``memory`` tool, plus any external providers the config names."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hermes.memory.base import MemoryProvider
+from hermes.memory.base import ExternalProvider
+from hermes.memory.edits import ENTRY_DELIMITER
+from hermes.memory.service import MemoryService, external_providers
+from hermes.memory.store import EntryStore
 
-ENTRY_DELIMITER = "\n§\n"
+if TYPE_CHECKING:
+    from hermes.config.schema import MemoryConfig
+    from hermes.home import Home
+
+__all__ = ["ENTRY_DELIMITER", "BuiltinMemory", "builtin_memory"]
 
 
-class BuiltinMemory(MemoryProvider):
-    name = "builtin"
+class BuiltinMemory(MemoryService):
+    """The memory files in ``directory`` with their character limits."""
 
-    def __init__(self, directory: Path, memory_char_limit: int, user_char_limit: int):
-        self.directory = directory
-        self.limits = {"MEMORY.md": memory_char_limit, "USER.md": user_char_limit}
+    def __init__(self, directory: Path, memory_char_limit: int, user_char_limit: int, *,
+                 providers: Sequence[ExternalProvider] = (), prefetch_timeout: float = 3.0):
+        files = EntryStore(directory, memory_char_limit, user_char_limit)
+        super().__init__(files, providers, prefetch_timeout=prefetch_timeout, name="builtin")
+        self.files = files
+        """MEMORY.md and USER.md (the same object as ``store``, never None here)."""
 
-    def entries(self, target: str) -> list[str]:
-        try:
-            text = (self.directory / target).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        return [e.strip() for e in text.split(ENTRY_DELIMITER) if e.strip()]
 
-    def snapshot(self) -> str:
-        parts = []
-        for target, title in (("MEMORY.md", "Your notes"), ("USER.md", "About the user")):
-            entries = self.entries(target)
-            if entries:
-                parts.append(f"## {title}\n" + "\n".join(f"- {e}" for e in entries))
-        return "\n\n".join(parts)
+def builtin_memory(home: Home, settings: MemoryConfig) -> BuiltinMemory:
+    """The ``builtin`` backend of ``home`` as ``settings`` configure it."""
+    return BuiltinMemory(home.memories_dir, settings.memory_char_limit,
+                         settings.user_char_limit, providers=external_providers(home, settings),
+                         prefetch_timeout=settings.prefetch_timeout)

@@ -9,7 +9,6 @@ from typing import Any, Literal
 from hermes.sessions.models import Session
 
 ExportFormat = Literal["jsonl", "md"]
-FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
 
 
 def to_jsonl(session: Session, messages: list[dict[str, Any]]) -> str:

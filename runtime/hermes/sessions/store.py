@@ -70,9 +70,15 @@ class SessionStore:
 
     def open(self) -> SessionStore:
         """Open (creating it 0600 if needed) and migrate the database; return self."""
-        self._db, self.journal_mode = connect(self.path, vfs=self.vfs)
         try:
+            self._db, self.journal_mode = connect(self.path, vfs=self.vfs)
             self.migrate()
+        except sqlite3.DatabaseError as exc:  # not a database, corrupt, unreadable
+            self.close()
+            fix = "" if isinstance(exc, sqlite3.OperationalError) else \
+                "; move it aside and a new one is created"
+            raise SessionError(f"{self.path}: cannot open the sessions database: {exc}{fix}"
+                               ) from exc
         except BaseException:
             self.close()
             raise
@@ -93,7 +99,7 @@ class SessionStore:
     def migrate(self) -> list[str]:
         """Apply migrations not yet recorded; safe to repeat. Returns the names applied."""
         applied = []
-        for migration in migrations.pending(self.conn):
+        for migration in with_retries(lambda: migrations.pending(self.conn)):
             if self._write(partial(migrations.apply_one, db=self.db, migration=migration)):
                 applied.append(migration[0])
         return applied

@@ -9,6 +9,7 @@ from hermes.tools.clarify import clarify_tool
 from hermes.tools.file import file_tools
 from hermes.tools.process import process_tool
 from hermes.tools.search import search_tool
+from hermes.tools.session_search import session_search_tool
 from hermes.tools.terminal import terminal_tool
 from hermes.tools.todo import todo_tool
 from hermes.tools.toolsets import ToolsetSpec
@@ -19,6 +20,7 @@ CORE_TOOLSETS = (
     ToolsetSpec("process", "Manage background processes."),
     ToolsetSpec("todo", "A task list for the session."),
     ToolsetSpec("clarify", "Ask the user questions."),
+    ToolsetSpec("session_search", "Search this profile's earlier sessions."),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )
@@ -28,4 +30,4 @@ def core_tools(*, ripgrep: str | None = "auto", background: bool = True) -> list
     """Specs of the built-in tools. ``ripgrep="auto"`` finds ``rg`` on PATH."""
     rg = shutil.which("rg") if ripgrep == "auto" else ripgrep
     return [*file_tools(), search_tool(rg), terminal_tool(background), process_tool(),
-            todo_tool(), clarify_tool()]
+            todo_tool(), clarify_tool(), session_search_tool()]
