@@ -79,3 +79,20 @@ def write_fake_provider(home: Path, base_url: str, **settings: object) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (home / ".env").write_text("CUSTOM_API_KEY=sk-fake-test-key-1234\n")
     (home / ".env").chmod(0o600)
+
+
+def ok(result) -> str:
+    """Assert a CLI run succeeded; its stdout."""
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return result.stdout
+
+
+def refused(result, *fragments: str) -> str:
+    """Assert a CLI run was refused: exit 2, one ``error:`` line holding every fragment."""
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    line = result.stderr.strip()
+    assert line.startswith("error: ") and "\n" not in line, line
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in line, line
+    return line

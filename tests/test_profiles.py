@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ok, refused
+
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -20,19 +22,6 @@ def tree(path: Path) -> set[str]:
     return {str(p.relative_to(path)) for p in path.rglob("*")} if path.exists() else set()
 
 
-def ok(result) -> str:
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return result.stdout
-
-
-def refused(result, *fragments: str) -> str:
-    assert result.exit_code == 2, (result.stdout, result.stderr)
-    line = result.stderr.strip()
-    assert line.startswith("error: ") and "\n" not in line, line
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in line, line
-    return line
 
 
 def test_create_from_example_and_list(hermes, root: Path) -> None:

@@ -11,23 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ok, refused
 from hermes.sessions import SessionStore, Usage
 
 HEAVY = ("litellm", "docker", "dependency_injector")
 
 
-def ok(result) -> str:
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return result.stdout
-
-
-def refused(result, *fragments: str) -> str:
-    assert result.exit_code == 2, (result.stdout, result.stderr)
-    line = result.stderr.strip()
-    assert line.startswith("error: ") and "\n" not in line, line
-    for fragment in fragments:
-        assert fragment in line, line
-    return line
 
 
 @pytest.fixture

@@ -143,7 +143,13 @@ class Runtime:
         return self
 
     def close(self) -> None:
-        self.container.shutdown_resources()
+        """Stop every service: memory first (it may flush background syncs)."""
+        try:
+            memory = self.container.memory()
+            if callable(getattr(memory, "shutdown", None)):
+                memory.shutdown()
+        finally:
+            self.container.shutdown_resources()
 
     def __enter__(self) -> Runtime:
         return self.start()

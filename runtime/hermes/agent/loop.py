@@ -240,5 +240,5 @@ class Agent:
             tool_calls=message.get("tool_calls"), tool_call_id=message.get("tool_call_id"),
             tool_name=message.get("name"), reasoning=reply.reasoning if reply else None,
             finish_reason=reply.finish_reason if reply else None,
-            usage=usage,  # type: ignore[arg-type]
+            usage=usage,
         )

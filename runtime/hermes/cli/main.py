@@ -36,15 +36,21 @@ def main(
 
 
 def _register() -> None:
-    from hermes.cli import chat_cmd, config_cmd, doctor_cmd, profile_cmd
+    from hermes.cli import (
+        chat_cmd,
+        config_cmd,
+        doctor_cmd,
+        profile_cmd,
+        prompt_cmd,
+        sessions_cmd,
+    )
 
+    app.command("chat")(chat_cmd.chat)
     app.add_typer(profile_cmd.app, name="profile")
     app.add_typer(config_cmd.app, name="config")
-    app.command("doctor")(doctor_cmd.doctor)
-    app.command("chat")(chat_cmd.chat)
-    from hermes.cli import sessions_cmd
     app.add_typer(sessions_cmd.app, name="sessions")
-    app.add_typer(__import__("hermes.cli.prompt_cmd", fromlist=["app"]).app, name="prompt")
+    app.add_typer(prompt_cmd.app, name="prompt")
+    app.command("doctor")(doctor_cmd.doctor)
 
 
 _register()

@@ -5,19 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
+from hermes.models.types import Usage
 
-@dataclass(frozen=True)
-class Usage:
-    """Token usage (and cost) of one model call, added to its session's totals."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost_usd: float | None = None
-    """Cost in USD; ``None`` when the model's pricing is unknown. One unpriced call makes
-    the session's total unknown (NULL) for good: a partial sum would understate it."""
+__all__ = ["Usage", "UsageLike"]
 
 
 class UsageLike(Protocol):
