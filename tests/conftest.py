@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes.cli.app import CliState
-from hermes.cli.main import app, expand_oneshot, split_profile_flag
+from hermes.cli.main import build_app, expand_oneshot, split_profile_flag
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,8 @@ def hermes(environ: dict[str, str]) -> Callable[..., object]:
         full_env = environ | (env or {})
         profile, rest = split_profile_flag(list(args))
         runner = CliRunner()
-        return runner.invoke(app, expand_oneshot(rest), obj=CliState(profile, full_env),
+        args = expand_oneshot(rest)
+        return runner.invoke(build_app(), args, obj=CliState(profile, full_env),
                              input=input,
                              env=full_env, catch_exceptions=False)
 

@@ -12,12 +12,21 @@ from hermes.cli.app import CliState, new_app
 
 PROFILE_FLAGS = ("-p", "--profile")
 
-app = new_app(
+HELP = (
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
     "\b\nGlobal option, accepted anywhere on the command line:\n"
     "  -p, --profile NAME   run with that profile's home\n"
     "  -z TEXT              one-shot: same as `hermes chat -q TEXT`"
 )
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    # name: (module under hermes.cli, attribute, is a command group)
+    "chat": ("chat_cmd", "chat", False),
+    "profile": ("profile_cmd", "app", True),
+    "config": ("config_cmd", "app", True),
+    "sessions": ("sessions_cmd", "app", True),
+    "prompt": ("prompt_cmd", "app", True),
+    "doctor": ("doctor_cmd", "doctor", False),
+}
 
 
 def _version(value: bool) -> None:
@@ -26,8 +35,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def main(
+def _main(
     ctx: typer.Context,
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
@@ -35,25 +43,27 @@ def main(
     """Hermes: a declarative, config-driven AI agent runtime."""
 
 
-def _register() -> None:
-    from hermes.cli import (
-        chat_cmd,
-        config_cmd,
-        doctor_cmd,
-        profile_cmd,
-        prompt_cmd,
-        sessions_cmd,
-    )
+def build_app(command: str | None = None) -> typer.Typer:
+    """The CLI. Given the command being run, only that command's module is imported
+    (start-up time); otherwise (help, typos) every command is registered."""
+    import importlib
 
-    app.command("chat")(chat_cmd.chat)
-    app.add_typer(profile_cmd.app, name="profile")
-    app.add_typer(config_cmd.app, name="config")
-    app.add_typer(sessions_cmd.app, name="sessions")
-    app.add_typer(prompt_cmd.app, name="prompt")
-    app.command("doctor")(doctor_cmd.doctor)
+    app = new_app(HELP)
+    app.callback()(_main)
+    names = [command] if command in COMMANDS else list(COMMANDS)
+    for name in names:
+        module_name, attribute, is_group = COMMANDS[name]
+        target = getattr(importlib.import_module(f"hermes.cli.{module_name}"), attribute)
+        if is_group:
+            app.add_typer(target, name=name)
+        else:
+            app.command(name)(target)
+    return app
 
 
-_register()
+def first_command(args: Sequence[str]) -> str | None:
+    """The command word of ``args`` (``None`` for help, the version, or nothing)."""
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def split_profile_flag(argv: Sequence[str]) -> tuple[str | None, list[str]]:
@@ -95,4 +105,8 @@ def expand_oneshot(args: list[str]) -> list[str]:
 def run(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     profile, rest = split_profile_flag(sys.argv[1:] if argv is None else argv)
-    app(args=expand_oneshot(rest), prog_name="hermes", obj=CliState(profile))
+    args = expand_oneshot(rest)
+    if args in (["--version"], ["-V"]):  # no command modules needed
+        sys.stdout.write(f"hermes {__version__}\n")
+        return
+    build_app(first_command(args))(args=args, prog_name="hermes", obj=CliState(profile))
