@@ -236,3 +236,24 @@ def test_exit_reasons_are_recorded_on_the_session(runtime, llm: FakeLLM) -> None
     assert store.get_session(agent.session_id).end_reason == "completed"
     agent.run_turn("two")
     assert store.get_session(agent.session_id).end_reason == "error"
+
+
+def test_one_turns_tool_output_is_capped_as_a_whole(root: Path, environ, llm: FakeLLM,
+                                                     tmp_path: Path) -> None:
+    write_fake_provider(root, llm.openai_base_url)
+    work = tmp_path / "big"
+    work.mkdir()
+    for name in "abc":
+        (work / f"{name}.txt").write_text("".join(f"{name}-line-{i:03d}\n" for i in range(200)))
+    home = home_from_path(root)
+    config = compose_config(home, environ, [f"environment.cwd={work}",
+                                            "agent.turn_tool_output_max_chars=9500"]).config
+    calls = [ToolCall("read_file", {"path": f"{n}.txt"}, id=f"r{n}") for n in "abc"]
+    llm.push(Reply(tool_calls=calls), Reply(text="read"))
+    with build_runtime(home, config, environ) as rt:
+        new_agent(rt).run_turn("read all three")
+    a, b, c = (r.content for r in llm.requests[1].tool_results)
+    assert "a-line-199" in a and "b-line-199" in b  # the first two fit the turn's budget
+    spilled = json.loads(c)
+    assert spilled["truncated"] is True and Path(spilled["full_result_path"]).is_file()
+    assert len(c) <= 2_500

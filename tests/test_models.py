@@ -171,3 +171,112 @@ def test_cancelled_stream_stops() -> None:
 def test_api_mode_detection(provider: str, model: str, base: str | None, expected: str) -> None:
     settings = ProviderConfig(name="t", provider=provider, model=model, api_base=base)
     assert detect_api_mode(settings) == expected
+
+
+# -- Bedrock Converse: SigV4 with explicit fake keys, against the fake's Bedrock wire --------
+
+BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+
+@pytest.fixture
+def aws(tmp_path):
+    """No AWS files, variables or network for botocore; fails if litellm tried to reach AWS."""
+    from fakellm.bedrock import aws_sandbox
+
+    with aws_sandbox(tmp_path) as refused:
+        yield
+    assert refused == []
+
+
+def bedrock_client(llm: FakeLLM, **settings) -> LiteLLMClient:
+    from fakellm.bedrock import FAKE_AWS_CREDENTIALS
+
+    config = {"name": "test", "provider": "bedrock", "model": BEDROCK_MODEL,
+              "api_mode": "bedrock_converse", "api_base": llm.bedrock_base_url,
+              "extra": dict(FAKE_AWS_CREDENTIALS), "timeout": 5, "max_retries": 2,
+              "retry_backoff": 0.0} | settings
+    return LiteLLMClient(ProviderConfig(**config))
+
+
+@pytest.mark.usefixtures("aws")
+@pytest.mark.parametrize("stream", [False, True])
+def test_bedrock_text_and_tool_calls(stream: bool) -> None:
+    script = [Reply(text="Hello there", usage=Usage(input_tokens=20, output_tokens=7,
+                                                    cached_tokens=8, cache_write_tokens=4)),
+              Reply(tool_calls=[ToolCall("read_file", {"path": "a.txt"}, id="tooluse_1"),
+                                ToolCall("read_file", {"path": "b.txt"})])]
+    pieces: list[str] = []
+    started: list[str] = []
+    callbacks = StreamCallbacks(on_text=pieces.append,
+                                on_tool_call=lambda i, name: started.append(name))
+    with FakeLLM(script) as llm:
+        c = bedrock_client(llm)
+        reply = c.complete(MESSAGES, TOOLS, stream=stream, callbacks=callbacks)
+        assert (reply.content, reply.tool_calls, reply.finish_reason) == ("Hello there", (), "stop")
+        usage = reply.usage
+        assert (usage.input_tokens, usage.output_tokens) == (20, 7)
+        assert (usage.cache_read_tokens, usage.cache_write_tokens) == (8, 4)
+        assert usage.cost_usd is not None and usage.cost_usd > 0
+        assert reply.model == f"bedrock/converse/{BEDROCK_MODEL}"
+        reply = c.complete(MESSAGES, TOOLS, stream=stream, callbacks=callbacks)
+        assert [(t.name, json.loads(t.arguments)) for t in reply.tool_calls] == [
+            ("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"})]
+        assert reply.tool_calls[0].id == "tooluse_1" and reply.tool_calls[1].id
+        assert reply.finish_reason == "tool_calls"
+        first = llm.requests[0]
+        assert (first.wire, first.model, first.tool_names) == ("bedrock", BEDROCK_MODEL,
+                                                               ["read_file"])
+        assert first.body["system"] == [{"text": "be brief"}]
+        assert all(r.stream is stream for r in llm.requests)
+        assert all(r.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDFAKE/")
+                   for r in llm.requests)
+    if stream:
+        assert "".join(pieces) == "Hello there"
+        assert started == ["read_file", "read_file"]
+
+
+@pytest.mark.usefixtures("aws")
+@pytest.mark.parametrize(("fault", "stream"), [
+    (Fault.rate_limit(retry_after=None), False),
+    (Fault.overloaded(), False),
+    (Fault.server_error(), True),
+    (StreamError(Fault.rate_limit(retry_after=None)), True),
+    (Truncated(), True),
+    (Truncated(), False),
+], ids=["throttled", "unavailable", "internal", "throttled-mid-stream", "cut-stream", "cut-body"])
+def test_bedrock_retryable_fault_then_success(fault, stream: bool) -> None:
+    with FakeLLM([fault, Reply(text="second try")]) as llm:
+        assert bedrock_client(llm).complete(MESSAGES, stream=stream).content == "second try"
+        assert len(llm.requests) == 2
+
+
+@pytest.mark.usefixtures("aws")
+@pytest.mark.parametrize("stream", [False, True])
+def test_bedrock_context_overflow_is_raised_for_compression(stream: bool) -> None:
+    with FakeLLM([Fault.context_length_exceeded()]) as llm:
+        with pytest.raises(ContextOverflowError) as info:
+            bedrock_client(llm).complete(MESSAGES, stream=stream)
+        assert len(llm.requests) == 1
+    assert "Input is too long for requested model" in str(info.value)
+
+
+@pytest.mark.usefixtures("aws")
+@pytest.mark.parametrize(("fault", "kind"), [
+    (Fault.rate_limit(retry_after=None), ErrorClass.RATE_LIMIT),
+    (Fault.server_error(), ErrorClass.OVERLOADED),  # litellm reports Bedrock's 500 as a 503
+    (Fault.unavailable(), ErrorClass.OVERLOADED),
+    (Fault.authentication(), ErrorClass.AUTH),
+    (Fault(403, "You don't have access to the model with the specified model ID."),
+     ErrorClass.AUTH),
+    (Fault.payment_required(), ErrorClass.AUTH),  # Bedrock's AccessDeniedException
+    (Fault.model_not_found(), ErrorClass.MODEL_NOT_FOUND),
+    (Fault(400, "Malformed input request: #: required key [messages] not found"),
+     ErrorClass.FORMAT_ERROR),
+    (Fault(408, "Model has timed out in processing the request."), ErrorClass.TIMEOUT),
+], ids=["throttling", "internal", "unavailable", "unrecognized-client", "access-denied",
+        "payment", "not-found", "validation", "model-timeout"])
+def test_bedrock_errors_are_classified(fault: Fault, kind: ErrorClass) -> None:
+    with FakeLLM([fault]) as llm:
+        with pytest.raises(ModelCallError) as info:
+            bedrock_client(llm, max_retries=0).complete(MESSAGES)
+        assert info.value.error_class is kind

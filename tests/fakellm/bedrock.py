@@ -14,11 +14,15 @@ does not parse) only reach the client verbatim when streamed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import socket
 import struct
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .recording import RecordedRequest
@@ -26,6 +30,10 @@ from .script import Fault, Reply, ToolCall, Usage
 from .wire import Wire, arguments_json, arguments_object
 
 PATH = re.compile(r"/model/[^/]+/converse(-stream)?")
+FAKE_AWS_CREDENTIALS = {"aws_access_key_id": "AKIDFAKE", "aws_secret_access_key": "fake",
+                        "aws_region_name": "us-east-1"}
+"""litellm kwargs for SigV4 with explicit keys and region: botocore looks nothing up."""
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 # (status, x-amzn-errortype, message) for the named Fault constructors, keyed by their
 # openai_code and worded as Bedrock words them: litellm recognises "Input is too long" as
@@ -158,8 +166,7 @@ def delta(index: int, body: dict[str, Any]) -> bytes:
 
 def event(kind: str, body: dict[str, Any]) -> bytes:
     """One event message; ``p`` pads the payload as Bedrock does (hides content lengths)."""
-    payload = json.dumps({**body, "p": "abcdefghijklmnopqrstuvwxyz"[: 8 + len(kind) % 8]},
-                         ensure_ascii=False).encode()
+    payload = json.dumps({**body, "p": "abcdefghijkl"}, ensure_ascii=False).encode()
     return frame({":event-type": kind, ":content-type": "application/json",
                   ":message-type": "event"}, payload)
 
@@ -179,3 +186,39 @@ def _header(name: str, value: str) -> bytes:
     string_type = 7
     return (struct.pack(">B", len(raw_name)) + raw_name
             + struct.pack(">BH", string_type, len(raw_value)) + raw_value)
+
+
+@contextlib.contextmanager
+def aws_sandbox(scratch: Path) -> Iterator[list[str]]:
+    """Keep litellm's Bedrock client off the machine's AWS setup and off the network.
+
+    Clears ``AWS_*`` variables (``AWS_BEARER_TOKEN_BEDROCK`` would replace SigV4), points
+    the AWS config and credentials files at missing paths under ``scratch`` (boto3 parses
+    them even when keys are passed explicitly), disables the EC2 metadata service and
+    refuses to resolve any host but loopback. Yields the hosts refused, for the test to
+    check; restores everything on exit.
+    """
+    saved = {name: value for name, value in os.environ.items() if name.startswith("AWS_")}
+    for name in saved:
+        del os.environ[name]
+    os.environ.update(AWS_CONFIG_FILE=str(scratch / "no-aws-config"),
+                      AWS_SHARED_CREDENTIALS_FILE=str(scratch / "no-aws-credentials"),
+                      AWS_EC2_METADATA_DISABLED="true")
+    refused: list[str] = []
+    resolve = socket.getaddrinfo
+
+    def loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name not in LOOPBACK:
+            refused.append(name)
+            raise OSError(f"fake LLM: network access to {name!r} refused in aws_sandbox")
+        return resolve(host, *args, **kwargs)
+
+    socket.getaddrinfo = loopback_only
+    try:
+        yield refused
+    finally:
+        socket.getaddrinfo = resolve
+        for name in [name for name in os.environ if name.startswith("AWS_")]:
+            del os.environ[name]
+        os.environ.update(saved)

@@ -113,4 +113,5 @@ class AgentFactory:
         return Agent(model=d.model, tools=d.tools, store=d.sessions, tool_context=ctx,
                      session_id=session_id, messages=messages,
                      max_iterations=d.settings.max_iterations, hooks=d.hooks,
-                     stream=how.stream, events=how.events, compressor=compressor)
+                     stream=how.stream, events=how.events, compressor=compressor,
+                     turn_output_budget=d.settings.turn_tool_output_max_chars)

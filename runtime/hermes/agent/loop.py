@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from hermes.agent.compress import Compressor, continue_in_child
@@ -24,12 +24,15 @@ from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage
 from hermes.sessions.store import SessionStore
 from hermes.tools.context import ToolContext
 from hermes.tools.registry import ToolRegistry
+from hermes.tools.results import cap_result
 
 ExitReason = Literal["completed", "budget_exhausted", "interrupted", "error"]
 GRACE_NOTE = ("[The tool-call budget for this turn is used up. Answer now with what you "
               "have, without calling any tool.]")
 FORCED_ANSWER = "I ran out of steps before finishing this task. Here is where I stopped."
 MAX_UNKNOWN_TOOL_RETRIES = 3
+MIN_PREVIEW_CHARS = 2_000
+"""Even past the turn's budget, each result keeps a preview this long."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ class Agent:
     def __init__(self, *, model: ModelClient, tools: ToolRegistry, store: SessionStore,
                  tool_context: ToolContext, session_id: str, messages: list[dict[str, Any]],
                  max_iterations: int, hooks: Hooks | None = None, stream: bool = True,
-                 events: AgentEvents | None = None, compressor: Compressor | None = None):
+                 events: AgentEvents | None = None, compressor: Compressor | None = None,
+                 turn_output_budget: int = 150_000):
         self.model = model
         self.tools = tools
         self.store = store
@@ -71,6 +75,8 @@ class Agent:
         self.stream = stream
         self.events = events or AgentEvents()
         self.compressor = compressor
+        self.turn_output_budget = turn_output_budget
+        """Characters all tool results of one model turn may use together."""
         """Shortens the transcript near the context window; None: never compress."""
         self.interrupted = threading.Event()
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
@@ -160,11 +166,27 @@ class Agent:
         cwd = self.ctx.cwd
         batches = plan_batches(calls, self.tools.is_parallel_safe,
                                lambda call: write_path(call, cwd))
-        outcomes = run_calls(calls, self._execute, batches, self.interrupted)
+        outcomes = self._within_turn_budget(run_calls(calls, self._execute, batches,
+                                                      self.interrupted))
         for outcome in outcomes:
             self._append({"role": "tool", "tool_call_id": outcome.call.id,
                           "name": outcome.call.name, "content": outcome.content})
         return outcomes
+
+    def _within_turn_budget(self, outcomes: list[CallOutcome]) -> list[CallOutcome]:
+        """Cap the turn's tool output as a whole: once the results (in call order) use
+        up ``turn_output_budget``, later ones are spilled to files behind a preview."""
+        used = 0
+        capped = []
+        for outcome in outcomes:
+            limit = max(self.turn_output_budget - used, MIN_PREVIEW_CHARS)
+            if len(outcome.content) > limit:
+                content = cap_result(outcome.content, limit, self.ctx.spill_dir,
+                                     outcome.call.name).content
+                outcome = replace(outcome, content=content)
+            used += len(outcome.content)
+            capped.append(outcome)
+        return capped
 
     def _execute(self, call: ToolCall) -> CallOutcome:
         if self.events.on_tool_start:

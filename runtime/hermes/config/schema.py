@@ -181,6 +181,8 @@ class AgentConfig(Section):
     """Reasoning effort for models that support it."""
     tool_result_max_chars: int = Field(50_000, gt=0)
     """Tool results longer than this are spilled to a file."""
+    turn_tool_output_max_chars: int = Field(150_000, gt=0)
+    """All tool results of one model turn together; past it, results become previews."""
     compression: CompressionConfig = CompressionConfig()
     """Context compression (summaries of the earlier conversation)."""
 
