@@ -329,6 +329,8 @@ def report(sides: list[Side], fake: dict[str, Any], loop: dict[str, float]) -> l
     for name, value, target in checks:
         print(f"{'PASS' if value <= target else 'FAIL'}  {name} = {value:.2f}  "
               f"(target <= {target:.2f})")
+    paired = statistics.median(a / b for a, b in zip(ours.wall_ms, theirs.wall_ms, strict=True))
+    print(f"info  median of the per-round ratios ours / theirs = {paired:.2f}")
     return [{"name": n, "value": v, "target": t, "pass": v <= t} for n, v, t in checks]
 
 

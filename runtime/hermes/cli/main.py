@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -109,4 +110,9 @@ def run(argv: Sequence[str] | None = None) -> None:
     if args in (["--version"], ["-V"]):  # no command modules needed
         sys.stdout.write(f"hermes {__version__}\n")
         return
-    build_app(first_command(args))(args=args, prog_name="hermes", obj=CliState(profile))
+    try:
+        build_app(first_command(args))(args=args, prog_name="hermes", obj=CliState(profile))
+    finally:
+        # Nothing is left to collect that matters; skip the collector's final sweep
+        # over every object (litellm's alone take about a second to walk at exit).
+        gc.freeze()
