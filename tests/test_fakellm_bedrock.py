@@ -2,7 +2,8 @@
 
 litellm signs every request with SigV4 (botocore) from explicit fake keys; ``aws_sandbox``
 keeps botocore off this machine's AWS files and variables and refuses any host but
-loopback, so a test that would reach AWS fails instead.
+loopback, so a test that would reach AWS fails instead. ``deferred_gc`` keeps streams
+abandoned after a mid-stream error from deadlocking httpcore (see its docstring).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 import pytest
 
 from fakellm import FakeLLM, Fault, RecordedRequest, Reply, StreamError, ToolCall, Truncated, Usage
-from fakellm.bedrock import FAKE_AWS_CREDENTIALS, aws_sandbox, event, frame
+from fakellm.bedrock import FAKE_AWS_CREDENTIALS, aws_sandbox, deferred_gc, event, frame
+from test_fakellm import Answer, read_chunks, read_completion
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm: no network
 
@@ -37,7 +39,7 @@ STREAM = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"
 @pytest.fixture(autouse=True)
 def sandbox(tmp_path: Path) -> Iterator[list[str]]:
     """The hosts refused so far; none may be left at teardown."""
-    with aws_sandbox(tmp_path) as refused:
+    with aws_sandbox(tmp_path) as refused, deferred_gc():
         yield refused
     assert refused == [], "litellm tried to reach the network"
 
@@ -48,35 +50,11 @@ def call(llm: FakeLLM, *, stream: bool = False, timeout: float = 5.0, **kwargs: 
                               num_retries=0, timeout=timeout, stream=stream, **kwargs)
 
 
-def ask(llm: FakeLLM, *, stream: bool = False, **kwargs: Any) -> dict[str, Any]:
-    """The reply read the same way streamed or not: text, calls, reasoning, finish, usage."""
-    if not stream:
-        response = call(llm, **kwargs)
-        choice = response.choices[0]
-        message = choice.message
-        calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
-        return {"text": message.content, "calls": calls, "finish": choice.finish_reason,
-                "reasoning": getattr(message, "reasoning_content", None), "usage": response.usage,
-                "fragments": 0}
-    chunks = list(call(llm, stream=True, stream_options={"include_usage": True}, **kwargs))
-    text, reasoning, finish, fragments = "", "", None, 0
-    calls: dict[int, list[str]] = {}
-    for chunk in chunks:
-        if not chunk.choices:
-            continue
-        delta = chunk.choices[0].delta
-        text += delta.content or ""
-        reasoning += getattr(delta, "reasoning_content", None) or ""
-        finish = chunk.choices[0].finish_reason or finish
-        for tool in delta.tool_calls or []:
-            entry = calls.setdefault(tool.index, ["", "", ""])
-            entry[0] = tool.id or entry[0]
-            entry[1] = tool.function.name or entry[1]
-            entry[2] += tool.function.arguments or ""
-            fragments += bool(tool.function.arguments)
-    built: Any = litellm.stream_chunk_builder(chunks)
-    return {"text": text or None, "calls": [tuple(c) for c in calls.values()], "finish": finish,
-            "reasoning": reasoning or None, "usage": built.usage, "fragments": fragments}
+def ask(llm: FakeLLM, *, stream: bool = False, **kwargs: Any) -> Answer:
+    if stream:
+        options = {"stream_options": {"include_usage": True}}
+        return read_chunks(list(call(llm, stream=True, **options, **kwargs)))
+    return read_completion(call(llm, **kwargs))
 
 
 # -- replies ------------------------------------------------------------------------------
@@ -87,7 +65,7 @@ def test_text_reply_and_signed_request(stream: bool) -> None:
     with FakeLLM([Reply(text="Hello from the fake Bedrock model, in chunks.")]) as llm:
         answer = ask(llm, stream=stream)
         (request,) = llm.requests
-    assert (answer["text"], answer["finish"], answer["calls"]) == (
+    assert (answer.text, answer.finish, answer.calls) == (
         "Hello from the fake Bedrock model, in chunks.", "stop", [])
     suffix = "converse-stream" if stream else "converse"
     assert request.path == f"/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/{suffix}"
@@ -109,48 +87,54 @@ def test_tool_calls_arrive_whole(stream: bool) -> None:
     with FakeLLM([Reply(text="Checking.", tool_calls=calls)]) as llm:
         answer = ask(llm, stream=stream, tools=TOOLS)
         request = llm.requests[0]
-    assert [(name, json.loads(args)) for _, name, args in answer["calls"]] == [
+    assert [(name, json.loads(args)) for _, name, args in answer.calls] == [
         ("get_weather", {"city": "Paris", "note": "ünïcode, and a long value"}),
         ("get_weather", {"city": "Oslo"}),
     ]
-    assert answer["calls"][0][0] == "tooluse_given"
-    assert answer["calls"][1][0].startswith("tooluse_")
-    assert (answer["text"], answer["finish"]) == ("Checking.", "tool_calls")
+    assert answer.calls[0][0] == "tooluse_given"
+    assert answer.calls[1][0].startswith("tooluse_")
+    assert (answer.text, answer.finish) == ("Checking.", "tool_calls")
     assert request.tool_names == ["get_weather"]
     assert request.body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {"json": WEATHER}
     if stream:  # the arguments really were split across several deltas
-        assert answer["fragments"] > len(calls)
+        assert answer.argument_fragments > len(calls)
 
 
 def test_malformed_arguments_arrive_verbatim_only_when_streamed() -> None:
     raw = '{"city": "Par'
     with FakeLLM([Reply(tool_calls=[ToolCall("get_weather", raw)])] * 2) as llm:
         streamed, plain = ask(llm, stream=True), ask(llm)
-    assert streamed["calls"][0][1:] == ("get_weather", raw)
-    assert json.loads(plain["calls"][0][2]) == raw  # sent as a string input, JSON-encoded again
+    assert streamed.calls[0][1:] == ("get_weather", raw)
+    assert json.loads(plain.calls[0][2]) == raw  # sent as a string input, JSON-encoded again
+
+
+USAGE = Usage(input_tokens=1200, output_tokens=80, cached_tokens=1000, cache_write_tokens=100)
 
 
 @STREAM
-def test_usage_counts_cache_reads_and_writes(stream: bool) -> None:
-    usage = Usage(input_tokens=1200, output_tokens=80, cached_tokens=1000, cache_write_tokens=100)
-    with FakeLLM([Reply(text="ok", usage=usage)]) as llm:
-        reported = ask(llm, stream=stream)["usage"]
-    assert (reported.prompt_tokens, reported.completion_tokens, reported.total_tokens) == (
-        1200, 80, 1280)
-    assert (reported.cache_read_input_tokens, reported.cache_creation_input_tokens) == (1000, 100)
-    assert reported.prompt_tokens_details.cached_tokens == 1000
+def test_usage_reaches_litellm(stream: bool) -> None:
+    """Bedrock's inputTokens excludes cache reads and writes; litellm adds them back."""
+    with FakeLLM([Reply(text="ok", usage=USAGE)]) as llm:
+        assert ask(llm, stream=stream).tokens == (1200, 80, 1000, 0)
+
+
+def test_cache_write_tokens() -> None:
+    with FakeLLM([Reply(text="ok", usage=USAGE)]) as llm:
+        usage = call(llm).usage
+    assert (usage.cache_read_input_tokens, usage.cache_creation_input_tokens) == (1000, 100)
+    assert usage.total_tokens == 1280
 
 
 @STREAM
 def test_reasoning_text(stream: bool) -> None:
     with FakeLLM([Reply(text="42", reasoning="Six times seven is forty-two.")]) as llm:
         answer = ask(llm, stream=stream)
-    assert (answer["text"], answer["reasoning"]) == ("42", "Six times seven is forty-two.")
+    assert (answer.text, answer.reasoning) == ("42", "Six times seven is forty-two.")
 
 
 def test_max_tokens_reached() -> None:
     with FakeLLM([Reply(text="cut", max_tokens_reached=True)] * 2) as llm:
-        assert ask(llm)["finish"] == ask(llm, stream=True)["finish"] == "length"
+        assert ask(llm).finish == ask(llm, stream=True).finish == "length"
 
 
 def test_bedrock_api_key_is_sent_as_bearer_instead_of_sigv4() -> None:
@@ -191,14 +175,14 @@ def test_tool_loop_driven_by_a_responder() -> None:
     question: list[dict[str, Any]] = [{"role": "user", "content": "Weather?"}]
     with FakeLLM(fallback=agent_model) as llm:
         first = ask(llm, tools=TOOLS, messages=question)
-        call_id, name, arguments = first["calls"][0]
+        call_id, name, arguments = first.calls[0]
         history = question + [
             {"role": "assistant", "content": None,
              "tool_calls": [{"id": call_id, "type": "function",
                              "function": {"name": name, "arguments": arguments}}]},
             {"role": "tool", "tool_call_id": call_id, "content": "sunny"}]
         second = ask(llm, tools=TOOLS, messages=history)
-    assert second["text"] == "Weather?: sunny (call_1)"
+    assert second.text == "Weather?: sunny (call_1)"
 
 
 # -- faults -------------------------------------------------------------------------------
@@ -208,6 +192,10 @@ FAULTS: dict[str, tuple[Fault, str, type[Exception], int]] = {
     # name: (scripted fault, x-amzn-errortype sent, litellm exception, its status_code)
     "rate_limit": (Fault.rate_limit(retry_after=None), "ThrottlingException", E.RateLimitError,
                    429),
+    # Bedrock's token throttle; litellm's "too many tokens" context-window check is
+    # case-sensitive, so this stays a rate limit (a compression trigger if that changed)
+    "token_throttle": (Fault(429, "Too many tokens, please wait before trying again."),
+                       "ThrottlingException", E.RateLimitError, 429),
     # litellm maps Bedrock's 500 to ServiceUnavailableError (503)
     "server_error": (Fault.server_error(), "InternalServerException",
                      E.ServiceUnavailableError, 503),
@@ -250,17 +238,21 @@ def test_fault_maps_to_litellm_exception(fault: str, stream: bool) -> None:
         assert headers["x-amzn-errortype"].startswith(f"{error_type}:")
 
 
+def post_error(llm: FakeLLM, path: str) -> tuple[urllib.error.HTTPError, bytes]:
+    """POST ``{}`` to ``path`` without litellm: the error response (closed) and its body."""
+    request = urllib.request.Request(f"{llm.url}{path}", data=b"{}", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=5)
+    with raised.value as error:
+        return error, error.read()
+
+
 def test_error_body_is_bedrocks_shape() -> None:
     with FakeLLM([Fault.context_length_exceeded()]) as llm:
-        request = urllib.request.Request(f"{llm.url}/model/some.model/converse", data=b"{}",
-                                         method="POST")
-        with pytest.raises(urllib.error.HTTPError) as raised:
-            urllib.request.urlopen(request, timeout=5)
-        body = json.loads(raised.value.read())
-        raised.value.close()
-    assert body == {"message": "Input is too long for requested model."}
-    assert raised.value.headers["x-amzn-errortype"].startswith("ValidationException:")
-    assert raised.value.headers["x-amzn-requestid"]
+        error, body = post_error(llm, "/model/some.model/converse")
+    assert json.loads(body) == {"message": "Input is too long for requested model."}
+    assert error.headers["x-amzn-errortype"].startswith("ValidationException:")
+    assert error.headers["x-amzn-requestid"]
 
 
 @pytest.mark.parametrize(("fault", "expected", "status"), [
@@ -307,11 +299,7 @@ def test_delay_trips_the_client_timeout(stream: bool) -> None:
 
 def test_other_model_paths_are_unknown() -> None:
     with FakeLLM(strict=False) as llm:
-        request = urllib.request.Request(f"{llm.url}/model/x/invoke", data=b"{}", method="POST")
-        with pytest.raises(urllib.error.HTTPError) as raised:
-            urllib.request.urlopen(request, timeout=5)
-        raised.value.close()
-    assert raised.value.code == 404
+        assert post_error(llm, "/model/x/invoke")[0].code == 404
     assert "/model/{modelId}/converse-stream" in llm.problems[0]
 
 

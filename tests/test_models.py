@@ -180,10 +180,14 @@ BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
 @pytest.fixture
 def aws(tmp_path):
-    """No AWS files, variables or network for botocore; fails if litellm tried to reach AWS."""
-    from fakellm.bedrock import aws_sandbox
+    """No AWS files, variables or network for botocore; fails if litellm tried to reach AWS.
 
-    with aws_sandbox(tmp_path) as refused:
+    Garbage collection waits for teardown: a stream abandoned after a mid-stream error and
+    finalized during the retry's request would deadlock httpcore (see ``deferred_gc``).
+    """
+    from fakellm.bedrock import aws_sandbox, deferred_gc
+
+    with aws_sandbox(tmp_path) as refused, deferred_gc():
         yield
     assert refused == []
 
@@ -263,6 +267,7 @@ def test_bedrock_context_overflow_is_raised_for_compression(stream: bool) -> Non
 @pytest.mark.usefixtures("aws")
 @pytest.mark.parametrize(("fault", "kind"), [
     (Fault.rate_limit(retry_after=None), ErrorClass.RATE_LIMIT),
+    (Fault(429, "Too many tokens, please wait before trying again."), ErrorClass.RATE_LIMIT),
     (Fault.server_error(), ErrorClass.OVERLOADED),  # litellm reports Bedrock's 500 as a 503
     (Fault.unavailable(), ErrorClass.OVERLOADED),
     (Fault.authentication(), ErrorClass.AUTH),
@@ -273,8 +278,8 @@ def test_bedrock_context_overflow_is_raised_for_compression(stream: bool) -> Non
     (Fault(400, "Malformed input request: #: required key [messages] not found"),
      ErrorClass.FORMAT_ERROR),
     (Fault(408, "Model has timed out in processing the request."), ErrorClass.TIMEOUT),
-], ids=["throttling", "internal", "unavailable", "unrecognized-client", "access-denied",
-        "payment", "not-found", "validation", "model-timeout"])
+], ids=["throttling", "token-throttling", "internal", "unavailable", "unrecognized-client",
+        "access-denied", "payment", "not-found", "validation", "model-timeout"])
 def test_bedrock_errors_are_classified(fault: Fault, kind: ErrorClass) -> None:
     with FakeLLM([fault]) as llm:
         with pytest.raises(ModelCallError) as info:

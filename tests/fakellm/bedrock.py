@@ -15,6 +15,7 @@ does not parse) only reach the client verbatim when streamed.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -222,3 +223,25 @@ def aws_sandbox(scratch: Path) -> Iterator[list[str]]:
         for name in [name for name in os.environ if name.startswith("AWS_")]:
             del os.environ[name]
         os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def deferred_gc() -> Iterator[None]:
+    """Run no cyclic garbage collection until exit, then collect.
+
+    After a mid-stream error litellm abandons the stream's httpcore generator in a
+    reference cycle (every wire, not only Bedrock). If the collector finalizes it while
+    the same thread is inside httpcore's connection pool lock (the next request), the
+    thread deadlocks on that non-reentrant lock (encode/httpcore#990). Collecting at exit
+    finalizes such streams where no lock is held, so a test cannot hang at random. Only the
+    youngest generation is collected: with collection off, everything allocated since
+    entry is still in it, and a full collection of litellm's heap is slow.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect(0)
+        if enabled:
+            gc.enable()

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked SSE, like the real APIs
     timeout = 30  # backstop: an idle keep-alive connection never blocks shutdown for longer
+    disable_nagle_algorithm = True  # else each small response waits ~40 ms for a delayed ACK
     server: _HTTPServer
 
     @property

@@ -137,7 +137,13 @@ class LiteLLMClient(ModelClient):
                     raise ContextOverflowError(message, kind) from exc
                 if kind not in RETRYABLE or attempt == target.max_retries:
                     raise ModelCallError(message, kind) from exc
-                self._sleep(self._backoff(attempt, exc))
+                delay = self._backoff(attempt, exc)
+            # A stream that failed mid-way stays open in a reference cycle inside
+            # litellm; if the collector finalizes it during the next request, while this
+            # thread holds httpcore's pool lock, the thread deadlocks (encode/httpcore#990).
+            # Collect it now, between requests.
+            gc.collect()
+            self._sleep(delay)
         raise AssertionError("unreachable")
 
     def _backoff(self, attempt: int, exc: BaseException) -> float:
