@@ -32,6 +32,9 @@ class FallbackConfig(Section):
     """Base URL, for OpenAI-compatible endpoints."""
     api_key: str | None = None
     """Key, by reference: ``${secret:NAME}``."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Parameters for this fallback only (e.g. AWS credentials for Bedrock), over the
+    primary provider's ``extra``."""
 
 
 class ProviderConfig(Section):

@@ -100,7 +100,7 @@ class LiteLLMClient(ModelClient):
         mode = detect_api_mode(settings)
         return Target(litellm_model(fallback.provider, fallback.model, mode), mode,
                       fallback.api_base, fallback.api_key, settings.timeout,
-                      settings.max_retries, dict(settings.extra))
+                      settings.max_retries, settings.extra | fallback.extra)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  *, stream: bool = False, callbacks: StreamCallbacks | None = None,
