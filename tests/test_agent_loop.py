@@ -257,3 +257,26 @@ def test_one_turns_tool_output_is_capped_as_a_whole(root: Path, environ, llm: Fa
     spilled = json.loads(c)
     assert spilled["truncated"] is True and Path(spilled["full_result_path"]).is_file()
     assert len(c) <= 2_500
+
+
+def test_interrupt_stops_a_running_command(runtime, llm: FakeLLM, tmp_path: Path) -> None:
+    import time
+
+    from hermes.agent.loop import AgentEvents
+
+    marker = tmp_path / "work" / "finished"
+    started = threading.Event()
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"sleep 30; touch {marker}"})]))
+    agent = new_agent(runtime, events=AgentEvents(on_tool_start=lambda call: started.set()))
+    box: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: box.update(result=agent.run_turn("wait")))
+    worker.start()
+    assert started.wait(timeout=30)
+    begun = time.monotonic()
+    agent.interrupt()
+    worker.join(timeout=20)
+    assert not worker.is_alive() and time.monotonic() - begun < 10
+    assert box["result"].exit_reason == "interrupted"
+    result = json.loads([m for m in agent.messages if m["role"] == "tool"][-1]["content"])
+    assert result["cancelled"] is True and result["exit_code"] == 130
+    assert not marker.exists()

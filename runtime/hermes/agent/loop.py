@@ -80,6 +80,7 @@ class Agent:
         """Shortens the transcript near the context window; None: never compress."""
         self.interrupted = threading.Event()
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
+        self.ctx.cancelled = self.interrupted.is_set  # running commands stop on interrupt
         self._finished = threading.Event()
         """Set when the running model call returns, or by ``interrupt()``."""
         self._user_text = ""

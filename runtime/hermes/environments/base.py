@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +15,8 @@ class CommandResult:
     exit_code: int
     output: str
     timed_out: bool = False
+    cancelled: bool = False
+    """Stopped because the user interrupted the turn."""
 
 
 class BackgroundProcess(ABC):
@@ -48,8 +50,12 @@ class Environment(ABC):
         """Release it again."""
 
     @abstractmethod
-    def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
-        """Run ``command`` in a shell and return its combined output."""
+    def run(self, command: str, *, timeout: float | None = None,
+            cancelled: Callable[[], bool] | None = None) -> CommandResult:
+        """Run ``command`` in a shell and return its combined output.
+
+        ``cancelled`` is polled while it runs; when it turns true the command is
+        stopped (environments that cannot stop it may finish it first)."""
 
     def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
         """Start ``command`` in the background, writing its output to ``log_path``.

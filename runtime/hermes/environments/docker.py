@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hermes.config.schema import DockerSettings
@@ -41,7 +42,8 @@ class DockerEnvironment(Environment):
             raise SandboxError(f"docker: {exc}") from exc
         return self._container
 
-    def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
+    def run(self, command: str, *, timeout: float | None = None,
+            cancelled: Callable[[], bool] | None = None) -> CommandResult:
         container = self._ensure_container()
         limit = int(timeout or self.timeout)
         code, output = container.exec_run(["timeout", str(limit), "/bin/sh", "-c", command],

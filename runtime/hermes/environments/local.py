@@ -6,6 +6,8 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hermes.environments.base import BackgroundProcess, CommandResult, Environment
@@ -49,6 +51,10 @@ class LocalProcess(BackgroundProcess):
             _kill_group(self._process)
 
 
+CANCEL_POLL = 0.1
+"""Seconds between checks for an interrupt while a command runs."""
+
+
 class LocalEnvironment(Environment):
     kind = "local"
 
@@ -58,18 +64,28 @@ class LocalEnvironment(Environment):
         self.timeout = timeout
         self.environ = environ
 
-    def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
+    def run(self, command: str, *, timeout: float | None = None,
+            cancelled: Callable[[], bool] | None = None) -> CommandResult:
+        # A session of its own: a timeout or an interrupt kills the whole group.
         process = subprocess.Popen(
             ["/bin/sh", "-c", command], cwd=self.cwd, env=self.home.child_env(self.environ),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-        try:
-            output, _ = process.communicate(timeout=timeout or self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            return CommandResult(124, self._drain(process), timed_out=True)
-        return CommandResult(process.returncode, output.decode(errors="replace"))
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            remaining = deadline - time.monotonic()
+            try:  # wait in slices when someone may cancel; communicate() resumes cleanly
+                output, _ = process.communicate(
+                    timeout=max(0.0, min(remaining, CANCEL_POLL) if cancelled else remaining))
+                return CommandResult(process.returncode, output.decode(errors="replace"))
+            except subprocess.TimeoutExpired:
+                if cancelled is not None and cancelled():
+                    _kill_group(process)
+                    return CommandResult(130, self._drain(process), cancelled=True)
+                if time.monotonic() >= deadline:
+                    _kill_group(process)
+                    return CommandResult(124, self._drain(process), timed_out=True)
 
     @staticmethod
     def _drain(process: subprocess.Popen[bytes]) -> str:

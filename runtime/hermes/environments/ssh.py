@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from collections.abc import Callable
 
 from hermes.config.schema import SSHSettings
 from hermes.environments.base import CommandResult, Environment
@@ -33,7 +34,8 @@ class SSHEnvironment(Environment):
         remote = f"cd {shlex.quote(self.cwd)} && {command}" if self.cwd else command
         return [*argv, target, remote]
 
-    def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
+    def run(self, command: str, *, timeout: float | None = None,
+            cancelled: Callable[[], bool] | None = None) -> CommandResult:
         try:
             done = subprocess.run(self._argv(command), env=self.home.child_env(self.environ),
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

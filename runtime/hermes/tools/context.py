@@ -74,6 +74,8 @@ class ToolContext:
     """The OS user's home, whose credential files write tools refuse to touch."""
     max_result_chars: int = 50_000
     """Default cap of one tool result (``agent.tool_result_max_chars``)."""
+    cancelled: Callable[[], bool] = lambda: False
+    """True once the user interrupted the turn: long-running tools stop."""
     state: SessionState = field(default_factory=SessionState)
     """Per-session memory of the tools."""
     processes: ProcessTable = field(default_factory=ProcessTable)

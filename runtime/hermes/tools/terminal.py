@@ -43,11 +43,15 @@ def terminal(args: dict[str, Any], *, ctx: ToolContext, background_allowed: bool
             return ok(process_id=job.id, pid=job.process.pid, status="running",
                       note=f'check on it with process(action="poll", id="{job.id}")')
         timeout = min(float(args["timeout"]), MAX_TIMEOUT) if args.get("timeout") else None
-        result = ctx.environment.run(command, timeout=timeout)
+        result = ctx.environment.run(command, timeout=timeout, cancelled=ctx.cancelled)
     except SandboxError as exc:
         raise ToolError(f"the {ctx.environment.kind} environment failed: {exc}") from exc
-    extra = {"timed_out": True, "note": "the command was killed at its timeout; use "
-             "background=true for long-running commands"} if result.timed_out else {}
+    extra: dict[str, Any] = {}
+    if result.timed_out:
+        extra = {"timed_out": True, "note": "the command was killed at its timeout; use "
+                 "background=true for long-running commands"}
+    elif result.cancelled:
+        extra = {"cancelled": True, "note": "the user interrupted; the command was stopped"}
     return ok(output=result.output, exit_code=result.exit_code, **extra)
 
 
