@@ -101,7 +101,8 @@ def test_environment_without_background_support(ctx: ToolContext, tools: ToolReg
     class Remote(Environment):
         kind = "remote"
 
-        def run(self, command: str, *, timeout: float | None = None) -> CommandResult:
+        def run(self, command: str, *, timeout: float | None = None,
+                cancelled: object = None) -> CommandResult:
             raise SandboxError("host unreachable")
 
     ctx.environment = Remote()
