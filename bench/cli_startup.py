@@ -145,6 +145,16 @@ def report(cmds: dict[str, Command]) -> list[dict[str, object]]:
     return out
 
 
+def add_common_arguments(ap: argparse.ArgumentParser) -> None:
+    """``--ours``, ``--theirs`` and ``--json``, shared by the side-by-side benchmarks."""
+    ap.add_argument("--ours", type=Path, default=DEFAULT_OURS,
+                    help="our hermes executable (default: <repo>/.venv/bin/hermes)")
+    ap.add_argument("--theirs", type=Path, default=None,
+                    help="hermes-agent's hermes executable (default: created on demand "
+                         f"in {DEFAULT_THEIRS_VENV.relative_to(REPO)})")
+    ap.add_argument("--json", type=Path, metavar="PATH", help="also write raw figures here")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Median start-up time and peak RSS of hermes-runtime's CLI vs "
@@ -153,12 +163,7 @@ def main() -> int:
                "ours 'config show' <= 1.0x theirs 'profile list'. Always exits 0 "
                "after measuring; FAIL lines mark missed targets.")
     ap.add_argument("--rounds", type=int, default=15, help="timed rounds (default: 15)")
-    ap.add_argument("--ours", type=Path, default=DEFAULT_OURS,
-                    help="our hermes executable (default: <repo>/.venv/bin/hermes)")
-    ap.add_argument("--theirs", type=Path, default=None,
-                    help="hermes-agent's hermes executable (default: created on demand "
-                         f"in {DEFAULT_THEIRS_VENV.relative_to(REPO)})")
-    ap.add_argument("--json", type=Path, metavar="PATH", help="also write raw figures here")
+    add_common_arguments(ap)
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be >= 1")

@@ -38,7 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli_startup import DEFAULT_OURS, DEFAULT_THEIRS_VENV, REPO, THEIRS_SPEC, ensure_theirs
+from cli_startup import (
+    DEFAULT_OURS,
+    DEFAULT_THEIRS_VENV,
+    REPO,
+    THEIRS_SPEC,
+    add_common_arguments,
+    ensure_theirs,
+)
 
 TOKEN = "bench-token-7f3a9c"
 ANSWER = f"The file says {TOKEN}."
@@ -344,14 +351,9 @@ def main() -> int:
                "target fails (shown as FAIL). Exits 1 when a run misbehaves (a wrong answer "
                "or the wrong number of model calls).")
     ap.add_argument("--rounds", type=int, default=10, help="timed rounds (default: 10)")
-    ap.add_argument("--ours", type=Path, default=DEFAULT_OURS,
-                    help="our hermes executable (default: <repo>/.venv/bin/hermes)")
-    ap.add_argument("--theirs", type=Path, default=None,
-                    help="hermes-agent's hermes executable (default: created on demand "
-                         f"in {DEFAULT_THEIRS_VENV.relative_to(REPO)})")
+    add_common_arguments(ap)
     ap.add_argument("--loop-iterations", type=int, default=200, metavar="N",
                     help="tool iterations per in-process loop turn (default: 200)")
-    ap.add_argument("--json", type=Path, metavar="PATH", help="also write raw figures here")
     ap.add_argument("--serve-fake", type=Path, help=argparse.SUPPRESS)  # the fake's process
     args = ap.parse_args()
     if args.serve_fake:
