@@ -280,3 +280,13 @@ def test_interrupt_stops_a_running_command(runtime, llm: FakeLLM, tmp_path: Path
     result = json.loads([m for m in agent.messages if m["role"] == "tool"][-1]["content"])
     assert result["cancelled"] is True and result["exit_code"] == 130
     assert not marker.exists()
+
+
+def test_a_new_session_is_titled_by_its_first_message(runtime, llm: FakeLLM) -> None:
+    llm.push(Reply(text="a"), Reply(text="b"))
+    agent = new_agent(runtime)
+    agent.run_turn("\n  Fix the flaky login test in auth/tests.py please, it fails on CI " * 2)
+    agent.run_turn("second message")
+    title = runtime.container.sessions().get_session(agent.session_id).title
+    assert title.startswith("Fix the flaky login test") and len(title) <= 60
+    assert title.endswith("…")

@@ -100,6 +100,8 @@ class Agent:
         self.interrupted.clear()
         context = self.hooks.turn_context(user_text)
         self._user_text = user_text
+        if not any(m.get("role") == "user" for m in self.messages):
+            self.store.rename(self.session_id, _title_from(user_text))
         self._append({"role": "user",
                       "content": f"{user_text}\n\n{context}" if context else user_text})
         usage = Usage()
@@ -265,3 +267,9 @@ class Agent:
             finish_reason=reply.finish_reason if reply else None,
             usage=usage,
         )
+
+
+def _title_from(text: str, limit: int = 60) -> str:
+    """A session title from its first message: the first line, shortened."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "untitled")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
