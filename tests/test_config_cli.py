@@ -297,7 +297,8 @@ def test_set_replaces_the_file_atomically_with_mode_0600(hermes, profile: Path) 
     hermes("config", "set", "agent.max_iterations", "70")
     assert profile.stat().st_ino != inode  # a new file renamed over the old, not rewritten
     assert profile.stat().st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in profile.parent.iterdir()) == ["config.yaml"]
+    left = sorted(p.name for p in profile.parent.iterdir() if p.name != ".cache")
+    assert left == ["config.yaml"]  # no temp file left behind
 
 
 def test_set_on_a_fresh_home_creates_it_private(hermes, root: Path) -> None:
@@ -317,7 +318,6 @@ def test_set_on_a_fresh_home_creates_it_private(hermes, root: Path) -> None:
                                         'did you mean "max_iterations"']),
         (["provider", "nope"], ['provider: unknown option "nope"']),
         (["agent", "3"], ["agent: input should be a valid dictionary"]),
-        (["environment", "ssh"], ["environment.ssh.host: missing value"]),
         (["bad..key", "1"], ["invalid key 'bad..key'"]),
     ],
 )
@@ -510,3 +510,19 @@ def test_set_and_show_never_touch_another_profile(hermes, root: Path, profile: P
     assert hermes("config", "get", "agent.max_iterations").stdout == "50\n"
     assert hermes("-p", "work", "config", "get", "agent.max_iterations").stdout == "5\n"
     assert os.stat(work / "config.yaml").st_mode & 0o777 == 0o600
+
+
+def test_set_may_leave_required_values_for_the_next_set(hermes, root: Path) -> None:
+    """Choosing an option that needs more settings is one step of several: it is saved
+    with a note, the rest of the config is still checked, and running commands refuse
+    until the value is set."""
+    chosen = hermes("config", "set", "environment", "ssh")
+    assert chosen.exit_code == 0
+    assert "note: environment.ssh.host is still unset" in chosen.stderr
+    assert "override environment: ssh" in (root / "config.yaml").read_text()
+    assert_one_line_error(hermes("config", "validate"), "environment.ssh.host: missing value")
+    assert_one_line_error(hermes("config", "set", "agent.max_iterations", "lots"),
+                          "agent.max_iterations: input should be a valid integer")
+    done = hermes("config", "set", "environment.ssh.host", "build.example.org")
+    assert done.exit_code == 0 and "note:" not in done.stderr
+    assert hermes("config", "validate").exit_code == 0

@@ -38,6 +38,10 @@ class ConfigError(UserError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
+class MissingValueError(ConfigError):
+    """A required config value (``???``) is not set anywhere."""
+
+
 class ProfileError(UserError):
     """A profile name or profile operation the user asked for cannot be done."""
 

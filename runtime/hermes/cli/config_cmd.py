@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -92,9 +93,19 @@ def set_(ctx: typer.Context,
     from hermes.config.edit import set_value
 
     st = state(ctx)
-    where = set_value(st.home(), key, value, st.environ)
+    home = st.home()
+    where = set_value(home, key, value, st.environ)
     shown = REDACTED if where.endswith(".env") or is_secret_key(key) else value
     out(f"{key} = {shown}  ({where})")
+    _note_missing(home, st.environ)
+
+
+def _note_missing(home: Any, environ: dict[str, str]) -> None:
+    from hermes.config.edit import missing_values
+
+    for missing in missing_values(home, environ):
+        sys.stderr.write(f"note: {missing} is still unset; set it with "
+                         f"`hermes config set {missing} VALUE`\n")
 
 
 @app.command()
@@ -103,8 +114,10 @@ def unset(ctx: typer.Context, key: str = typer.Argument(...)) -> None:
     from hermes.config.edit import unset_value
 
     st = state(ctx)
-    where = unset_value(st.home(), key, st.environ)
+    home = st.home()
+    where = unset_value(home, key, st.environ)
     out(f"unset {key}  ({where})")
+    _note_missing(home, st.environ)
 
 
 @app.command()

@@ -14,7 +14,7 @@ from typing import Any
 
 from hermes.config.groups import GROUPS
 from hermes.credentials import is_secret_name, read_env_file, write_env_file
-from hermes.errors import ConfigError
+from hermes.errors import ConfigError, MissingValueError
 from hermes.fsutil import atomic_write
 from hermes.home import Home
 
@@ -165,9 +165,33 @@ def _remove_choice(doc: Any, group: str) -> bool:
 
 
 def _validate_and_write(home: Home, doc: Any, environ: Mapping[str, str]) -> None:
-    from hermes.config.compose import compose_config
-
     text = dump_roundtrip(doc)
-    compose_config(home, environ, profile_text=text)
+    missing_values(home, environ, profile_text=text)
     home.path.mkdir(parents=True, exist_ok=True, mode=0o700)
     atomic_write(home.config_file, text, mode=0o600)
+
+
+def missing_values(home: Home, environ: Mapping[str, str], *,
+                   profile_text: str | None = None) -> list[str]:
+    """Validate the profile's config; return the required keys still unset.
+
+    Anything else wrong raises ``ConfigError``. Unset required values do not:
+    choosing ``provider custom`` must be possible before its ``api_base`` is
+    set, one ``config set`` at a time. Each unset key is filled with a
+    placeholder so the rest of the config is still checked.
+    """
+    from hermes.config.compose import compose_config
+
+    missing: list[str] = []
+    while True:
+        overrides = [f"{key}={_PLACEHOLDER}" for key in missing]
+        try:
+            compose_config(home, environ, overrides, profile_text=profile_text)
+            return missing
+        except MissingValueError as exc:
+            if not exc.key or exc.key in missing:
+                raise
+            missing.append(exc.key)
+
+
+_PLACEHOLDER = "__unset__"

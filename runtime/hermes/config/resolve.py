@@ -15,7 +15,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from hermes.config.sources import Sources
 from hermes.credentials import REDACTED, Secrets
-from hermes.errors import ConfigError
+from hermes.errors import ConfigError, MissingValueError
 
 # Guards Hydra's and OmegaConf's process-wide singletons.
 CONFIG_LOCK = threading.Lock()
@@ -55,7 +55,7 @@ def _to_plain(cfg: Any, sources: Sources) -> dict[str, Any]:
         key = str(getattr(exc, "full_key", "") or "")
         where = sources.who_set(key) if key else None
         if type(exc).__name__ == "MissingMandatoryValue":
-            raise ConfigError(f"missing value — set it with `hermes config set {key} VALUE`",
+            raise MissingValueError(f"missing value — set it with `hermes config set {key} VALUE`",
                               source=where, key=key) from exc
         message = str(getattr(exc, "msg", exc)).strip().splitlines()[0]
         raise ConfigError(message, source=where, key=key) from exc
