@@ -43,6 +43,7 @@ from cli_startup import (
     DEFAULT_THEIRS_VENV,
     REPO,
     THEIRS_SPEC,
+    Command,
     add_common_arguments,
     ensure_theirs,
 )
@@ -92,25 +93,12 @@ def serve_fake(notes: Path) -> int:
 
 
 @dataclass
-class Side:
-    """One command measured in the rounds: its argv, environment and samples."""
+class Side(Command):
+    """One command measured in the rounds (``Command`` plus what the one-shot adds)."""
 
-    label: str
-    argv: list[str]
-    env: dict[str, str]
-    wall_ms: list[float] = field(default_factory=list)
-    maxrss_kib: list[int] = field(default_factory=list)
     import_ms: list[float] = field(default_factory=list)
     """``-X importtime`` cumulative time of ``litellm`` (the import command only)."""
     runs: int = 0
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.wall_ms)
-
-    @property
-    def peak_rss_mib(self) -> float:
-        return max(self.maxrss_kib) / 1024
 
 
 def clean_env(root: Path) -> dict[str, str]:

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes.config import compose_config
+from hermes.errors import ConfigError
 from hermes.home import home_from_path
 
 PROBE = (
@@ -71,8 +74,6 @@ def test_invalid_configs_are_never_cached(root: Path, environ) -> None:
     root.mkdir(parents=True)
     (root / "config.yaml").write_text("agent:\n  max_iterations: lots\n")
     for _ in range(2):
-        try:
+        with pytest.raises(ConfigError):
             compose_config(home, environ)
-        except Exception as exc:  # noqa: BLE001 - asserting the type below
-            assert type(exc).__name__ == "ConfigError"
     assert not (root / ".cache").exists()

@@ -27,6 +27,7 @@ from hermes.environments.local import LocalEnvironment
 from hermes.environments.ssh import SSHEnvironment
 from hermes.gateway.platforms import build_platforms
 from hermes.home import Home
+from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
 from hermes.models.litellm_client import LiteLLMClient
@@ -36,9 +37,9 @@ from hermes.skills.store import SkillsStore
 from hermes.tools.registry import build_tool_registry
 
 
-def _tool_specs_of(*services: Any) -> list[Any]:
+def _tool_specs_of(*services: MemoryProvider) -> list[Any]:
     """Tools that services contribute (``tool_specs()``), e.g. the memory tool."""
-    return [spec for service in services for spec in getattr(service, "tool_specs", list)()]
+    return [spec for service in services for spec in service.tool_specs()]
 
 
 class RuntimeContainer(containers.DeclarativeContainer):
@@ -145,9 +146,7 @@ class Runtime:
     def close(self) -> None:
         """Stop every service: memory first (it may flush background syncs)."""
         try:
-            memory = self.container.memory()
-            if callable(getattr(memory, "shutdown", None)):
-                memory.shutdown()
+            self.container.memory().shutdown()
         finally:
             self.container.shutdown_resources()
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes.memory.base import MemoryProvider
 
 PreModel = Callable[[str], str | None]
 """Receives the user's text; may return context to append to it."""
@@ -46,15 +49,11 @@ class Hooks:
         return "\n\n".join(p for p in parts if p)
 
 
-def build_hooks(memory: Any) -> Hooks:
-    """A runtime's hooks, with its memory service wired in where it takes part:
-    ``prefetch(user_text) -> str`` before the model, ``sync(user_text, answer)``
-    after a completed turn, ``shutdown()`` at session end."""
+def build_hooks(memory: MemoryProvider) -> Hooks:
+    """A runtime's hooks, with its memory service wired in: ``prefetch`` before the
+    model, ``sync`` after a completed turn, ``shutdown`` at session end."""
     hooks = Hooks()
-    if callable(getattr(memory, "prefetch", None)):
-        hooks.pre_model.append(memory.prefetch)
-    if callable(getattr(memory, "sync", None)):
-        hooks.turn_end.append(memory.sync)
-    if callable(getattr(memory, "shutdown", None)):
-        hooks.session_end.append(lambda _session_id: memory.shutdown())
+    hooks.pre_model.append(memory.prefetch)
+    hooks.turn_end.append(memory.sync)
+    hooks.session_end.append(lambda _session_id: memory.shutdown())
     return hooks

@@ -56,9 +56,11 @@ MESSAGING_HINT = ("You are talking to the user in a messaging app: keep replies 
 
 
 class MemorySource(Protocol):
-    """What the prompt asks of the memory service (``system_blocks`` is optional)."""
+    """What the prompt asks of the memory service."""
 
     def snapshot(self) -> str: ...
+
+    def system_blocks(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -137,8 +139,7 @@ def _personality(inputs: PromptInputs) -> str:
 
 
 def _provider_blocks(inputs: PromptInputs) -> str:
-    system_blocks = getattr(inputs.memory, "system_blocks", None)
-    blocks = system_blocks() if callable(system_blocks) else []
+    blocks = inputs.memory.system_blocks()
     return "\n\n".join(block.strip() for block in blocks if block and block.strip())
 
 
