@@ -12,7 +12,6 @@ from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
 from hermes.errors import UserError
 from hermes.models.types import StreamCallbacks, ToolCall
-from hermes.tools.context import ApprovalChoice
 
 EXIT_CODES = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "error": 1}
 HELP = """Commands:
@@ -107,26 +106,6 @@ def _run_interruptibly(agent: Agent, text: str) -> TurnResult:
     return result
 
 
-def _ask(question: str) -> str:
-    sys.stdout.write(question)
-    sys.stdout.flush()
-    return sys.stdin.readline().strip()
-
-
-def _approve(command: str, reason: str) -> ApprovalChoice:
-    answer = _ask(f"\n⚠ {reason}:\n    {command}\n  allow? [o]nce / [s]ession / [a]lways / "
-                  "[d]eny: ").lower()
-    return {"o": "once", "s": "session", "a": "always"}.get(answer[:1], "deny")  # type: ignore[return-value]
-
-
-def _clarify(question: str, choices: list[str] | None) -> str:
-    options = "".join(f"\n  {i}. {c}" for i, c in enumerate(choices or [], 1))
-    answer = _ask(f"\n? {question}{options}\n> ")
-    if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
-        return choices[int(answer) - 1]
-    return answer
-
-
 class _Spinner:
     """"thinking…" on stderr until the first output of a turn."""
 
@@ -179,7 +158,9 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     printer = _Printer()
     events = AgentEvents(stream=StreamCallbacks(on_text=printer.text),
                          on_tool_start=printer.tool, on_tool_end=printer.done)
-    how = Interaction(interactive=True, yolo=yolo, approve=_approve, clarify=_clarify,
+    from hermes.cli.chat_ask import approve, clarify
+
+    how = Interaction(interactive=True, yolo=yolo, approve=approve, clarify=clarify,
                       stream=stream, events=events)
     factory = _factory(runtime)
     agent = _open(factory, how, resume, continue_)
