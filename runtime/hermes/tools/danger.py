@@ -1,41 +1,76 @@
 """Dangerous shell commands: which need the user's approval, and which are never run.
 
-``detect_danger(command)`` returns the first ``Danger`` found (hard-blocked ones
-first) or None. Each ``Danger`` has a stable ``key`` (what "approve for the
-session" and the ``always`` allowlist remember), a reason naming the pattern,
-and ``hard=True`` for the blocklist nothing can approve: deleting ``/``, fork
-bombs, formatting the system disk, overwriting a disk device.
+``detect_dangers(command)`` parses the command as a shell would and returns
+every ``Danger`` it finds, hard-blocked ones first; ``detect_danger`` returns
+the first. Each danger belongs to a class (``DANGER_CLASSES``) with a stable
+key: approving a class for the session, or always, approves that class only.
+Hard-blocked classes (deleting ``/``, fork bombs, formatting the system disk,
+overwriting a disk device) can never be approved. Text that does not parse as a
+shell command is a danger too (``unparseable``): what cannot be checked is
+never taken for safe.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from types import MappingProxyType
 
-from hermes.tools.commands import SimpleCommand, dequote, normalise, simple_commands
+from hermes.tools.commands import ShellSyntaxError, clean, simple_commands
+from hermes.tools.danger_paths import Whereabouts
+from hermes.tools.danger_rules import COMMAND_RULES, script_rules
 
-DISK = re.compile(r"^/dev/(sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+|mmcblk\d+|disk\d+)"
-                  r"(p?\d+)?$")
-SYSTEM_DISK = re.compile(r"^/dev/(sda|hda|vda|xvda|nvme0n1|mmcblk0|disk0)(p?\d+)?$")
-HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr",
-                              "/dev/tty", "/dev/random", "/dev/urandom"})
-SH = r"(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?(?:env\s+)?(?:ba|z|k|da|a|fi)?sh\b"
-FETCH = r"\b(?:curl|wget|fetch)\b"
-PIPE_TO_SHELL = re.compile(
-    rf"{FETCH}[^|;&]*\|\s*{SH}"  # curl x | sh
-    rf"|{SH}\s+(?:-\S+\s+)*<\(\s*{FETCH}"  # bash <(curl x)
-    rf"|(?:\bsource|(?:^|[;&|]\s*)\.)\s+<\(\s*{FETCH}"  # source <(curl x)
-    rf"|(?:{SH}\s+-\w*c\w*|\beval)\s+(?:\$\(|`)\s*{FETCH}"  # sh -c "$(curl x)", eval `curl x`
-)
+__all__ = ["DANGER_CLASSES", "Danger", "Whereabouts", "detect_danger", "detect_dangers"]
+
+DANGER_CLASSES = MappingProxyType({
+    # key: what approving the class (for a session, or always) lets run
+    "delete_root": "recursive deletes of the root filesystem (never allowed)",
+    "fork_bomb": "fork bombs (never allowed)",
+    "format_system_disk": "formatting the system disk (never allowed)",
+    "write_disk": "overwriting a disk device (never allowed)",
+    "unparseable": "commands that cannot be parsed as shell commands",
+    "recursive_delete": "recursive deletes (rm -r) of any directory",
+    "find_delete": "find ... -delete",
+    "find_exec_rm": "find ... -exec rm",
+    "xargs_rm": "xargs rm (deleting every file named on its input)",
+    "shell_code": "code handed to a shell or interpreter (bash -c, python -c, eval, "
+                  "a script piped or fed by here-document)",
+    "pipe_to_shell": "downloaded content run as code (curl | sh, bash <(curl ...))",
+    "package_uninstall": "package-manager removals (npm/pip/apt/brew ... uninstall)",
+    "write_credentials": "writes to credential files (~/.ssh, ~/.netrc, ~/.aws, ...)",
+    "write_shell_startup": "writes to shell start-up files (~/.bashrc, ~/.profile, ...)",
+    "write_hermes_config": "writes to any Hermes profile's config.yaml, .env or approvals",
+    "write_project_config": "writes to a project's .env files or config.yaml",
+    "write_etc": "writes to system configuration under /etc",
+    "cloud_metadata": "requests to cloud instance-metadata endpoints (instance credentials)",
+    "format_filesystem": "creating filesystems (mkfs, wipefs, mkswap)",
+    "dd_device": "dd copies of raw data or devices",
+    "chmod_777": "making files world-writable (chmod 777, o+w)",
+    "system_permissions": "permission or ownership changes on system paths",
+    "git_force_push": "git push --force (rewrites the remote's history)",
+    "git_discard": "git reset --hard and git clean -f (discard uncommitted work)",
+    "git_branch_delete": "force-deleting git branches (git branch -D)",
+    "shutdown": "shutting down or rebooting the machine",
+    "kill_all": "kill -1 (every process you own)",
+    "kill_processes": "killing processes by name or pattern (pkill -9, killall -9, "
+                      "kill $(pgrep ...))",
+    "stop_services": "stopping or restarting services (systemctl stop, docker stop, "
+                     "hermes gateway stop)",
+    "sql_drop": "SQL DROP TABLE/DATABASE/SCHEMA",
+    "sql_truncate": "SQL TRUNCATE",
+    "sql_delete_all": "SQL DELETE without WHERE",
+    "sudo_stdin": "sudo with a password from stdin or an askpass helper (-S, -A)",
+    "run_new_script": "making a file executable and running it straight away",
+})
+HARD_CLASSES = frozenset({"delete_root", "fork_bomb", "format_system_disk", "write_disk"})
+
 FORK_BOMB = re.compile(r"([\w:.-]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}")
 SQL_DROP = re.compile(r"\bDROP\s+(TABLE|DATABASE|SCHEMA)\b", re.IGNORECASE)
 # ``truncate -s 0 file`` is a coreutils command: only ``TRUNCATE TABLE`` in any case,
 # or upper-case ``TRUNCATE name``, is SQL.
 SQL_TRUNCATE = re.compile(r"\b(?i:truncate\s+table)\b|\bTRUNCATE\s+[A-Za-z_]")
-SQL_DELETE = re.compile(r"\bDELETE\s+FROM\s+[^;]*", re.IGNORECASE)
-POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
+SQL_DELETE = re.compile(r"\bDELETE\s+FROM\b[^;\n]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -43,142 +78,48 @@ class Danger:
     """A dangerous pattern found in a command."""
 
     key: str
-    """Stable name of the pattern, e.g. ``recursive_delete``."""
+    """The class (a key of ``DANGER_CLASSES``), e.g. ``recursive_delete``."""
     reason: str
     """What was found, for the approval prompt and the refusal message."""
     hard: bool = False
     """Refused always: no approval, allowlist or ``yolo`` can run it."""
 
 
-def detect_danger(command: str) -> Danger | None:
+def detect_dangers(command: str, where: Whereabouts | None = None) -> list[Danger]:
+    """Every danger in ``command`` (one per class), hard-blocked ones first."""
+    where = where or Whereabouts.of_process()
+    found = list(_text_dangers(clean(command)))
+    try:
+        commands = simple_commands(command)
+    except ShellSyntaxError as exc:
+        found.append(Danger("unparseable", f"the command cannot be checked ({exc})"))
+        commands = []
+    for simple in commands:
+        for rule in COMMAND_RULES:
+            found.extend(Danger(key, reason, key in HARD_CLASSES)
+                         for key, reason in rule(simple, where))
+    found.extend(Danger(key, reason) for key, reason in script_rules(commands))
+    unique: dict[str, Danger] = {}
+    for danger in found:
+        unique.setdefault(danger.key, danger)
+    return sorted(unique.values(), key=lambda danger: not danger.hard)
+
+
+def detect_danger(command: str, where: Whereabouts | None = None) -> Danger | None:
     """The most serious danger in ``command`` (hard-blocked first), or None."""
-    found = [*_text_dangers(dequote(normalise(command)))]
-    for simple in simple_commands(command):
-        found.extend(danger for check in COMMAND_CHECKS for danger in check(simple))
-    hard = [danger for danger in found if danger.hard]
-    return next(iter(hard or found), None)
+    return next(iter(detect_dangers(command, where)), None)
 
 
 def _text_dangers(text: str) -> Iterator[Danger]:
     """Patterns that span several commands or live inside arguments (SQL)."""
-    if FORK_BOMB.search(text):
+    bare = re.sub(r"\s+", " ", re.sub(r"[\"'\\]", "", text))
+    if FORK_BOMB.search(bare):
         yield Danger("fork_bomb", "fork bomb (a function that pipes into itself in the "
                                   "background)", hard=True)
-    if PIPE_TO_SHELL.search(text):
-        yield Danger("pipe_to_shell", "downloads a script and runs it in a shell (curl | sh)")
-    if match := SQL_DROP.search(text):
+    if match := SQL_DROP.search(bare):
         yield Danger("sql_drop", f"SQL DROP {match.group(1).upper()}")
-    if SQL_TRUNCATE.search(text):
+    if SQL_TRUNCATE.search(bare):
         yield Danger("sql_truncate", "SQL TRUNCATE")
     for match in SQL_DELETE.finditer(text):
         if not re.search(r"\bWHERE\b", match.group(0), re.IGNORECASE):
             yield Danger("sql_delete_all", "SQL DELETE without a WHERE clause")
-
-
-def _rm(cmd: SimpleCommand) -> Iterator[Danger]:
-    if cmd.name != "rm":
-        return
-    options = [a for a in cmd.args if a.startswith("-") and a != "--"]
-    recursive = any(a == "--recursive" or (not a.startswith("--") and set(a[1:]) & {"r", "R"})
-                    for a in options)
-    if not recursive:
-        return
-    for target in _operands(cmd.args):
-        scope = rm_scope(target)
-        if scope == "root":
-            yield Danger("delete_root", f"recursive delete of the root filesystem ({target})",
-                         hard=True)
-        elif scope == "broad":
-            yield Danger("recursive_delete", f"recursive delete of a broad target ({target})")
-
-
-def _operands(args: list[str]) -> list[str]:
-    if "--" in args:
-        index = args.index("--")
-        return [a for a in args[:index] if not a.startswith("-")] + args[index + 1:]
-    return [a for a in args if not a.startswith("-")]
-
-
-def rm_scope(target: str) -> str | None:
-    """``"root"`` for ``/`` and its spellings, ``"broad"`` for homes, top-level
-    directories, ``.``/``*`` and ``$VAR/`` (``/`` when VAR is empty), else None."""
-    base = target.rstrip("*")
-    if base.startswith("/"):
-        path = "/" + posixpath.normpath(base).lstrip("/")
-        if path == "/":
-            return "root"
-        parts = path.strip("/").split("/")
-        broad = len(parts) == 1 or (parts[0] in ("home", "Users") and len(parts) == 2)
-        return "broad" if broad else None
-    if re.fullmatch(r"(~[\w.-]*|\$\{?HOME\}?)/?(\./?)?", base):
-        return "broad"
-    if base in ("", ".", "./", "..", "../") or re.fullmatch(r"\$\{?\w+\}?/", base):
-        return "broad"
-    return None
-
-
-def _disks(cmd: SimpleCommand) -> Iterator[Danger]:
-    targets = [a[3:] for a in cmd.args if a.startswith("of=")] if cmd.name == "dd" else []
-    targets += cmd.redirects + (_operands(cmd.args) if cmd.name == "tee" else [])
-    for target in targets:
-        if DISK.match(target):
-            yield Danger("write_disk", f"overwrites the disk device {target}", hard=True)
-        elif target.startswith("/dev/") and target not in HARMLESS_DEVICES and cmd.name == "dd":
-            yield Danger("dd_device", f"dd writes to the device {target}")
-        elif target.startswith("/etc/"):
-            yield Danger("write_etc", f"overwrites system configuration ({target})")
-
-
-def _mkfs(cmd: SimpleCommand) -> Iterator[Danger]:
-    if not (cmd.name.startswith("mkfs") or cmd.name in ("mke2fs", "mkswap", "wipefs")):
-        return
-    devices = [a for a in _operands(cmd.args) if a.startswith("/dev/")]
-    if any(SYSTEM_DISK.match(device) for device in devices):
-        yield Danger("format_system_disk", f"formats the system disk ({' '.join(devices)})",
-                     hard=True)
-    else:
-        yield Danger("format_filesystem", f"creates a filesystem ({cmd.name})")
-
-
-def _chmod(cmd: SimpleCommand) -> Iterator[Danger]:
-    modes = {"777", "0777", "a+rwx", "ugo+rwx", "o+rwx"}
-    if cmd.name == "chmod" and modes & set(cmd.args):
-        recursive = any(a in ("-R", "--recursive") for a in cmd.args)
-        yield Danger("chmod_777", "makes files world-writable (chmod "
-                                  f"{'-R ' if recursive else ''}777)")
-
-
-def _git_force_push(cmd: SimpleCommand) -> Iterator[Danger]:
-    if cmd.name != "git" or "push" not in cmd.args:
-        return
-    args = cmd.args[cmd.args.index("push") + 1:]
-    short_force = any(re.fullmatch(r"-[a-zA-Z]*f[a-zA-Z]*", a) for a in args)
-    if "--force" in args or short_force or any(a.startswith("+") for a in args):
-        yield Danger("git_force_push", "git push --force rewrites the remote's history")
-
-
-def _power(cmd: SimpleCommand) -> Iterator[Danger]:
-    init_halt = cmd.name in ("init", "telinit") and cmd.args[:1] in (["0"], ["6"])
-    systemctl = cmd.name == "systemctl" and bool(
-        {"poweroff", "reboot", "halt", "kexec"} & set(cmd.args))
-    if cmd.name in POWER or init_halt or systemctl:
-        yield Danger("shutdown", f"shuts down or reboots the machine ({cmd.name})")
-
-
-def _kill_all(cmd: SimpleCommand) -> Iterator[Danger]:
-    if cmd.name != "kill":
-        return
-    args = list(cmd.args)
-    if args[:1] in (["-s"], ["-n"]):
-        args = args[2:]
-    elif len(args) > 1 and args[0].startswith("-"):
-        args = args[1:]  # the signal (-9, -KILL, and -1 is SIGHUP when a pid follows)
-    if args[:1] == ["--"]:
-        args = args[1:]
-    if "-1" in args:
-        yield Danger("kill_all", "kills every process you own (kill -1)")
-
-
-COMMAND_CHECKS: tuple[Callable[[SimpleCommand], Iterator[Danger]], ...] = (
-    _rm, _disks, _mkfs, _chmod, _git_force_push, _power, _kill_all,
-)

@@ -1,0 +1,433 @@
+"""The checks behind ``detect_dangers``: one function per kind of program.
+
+Each rule takes one unwrapped ``SimpleCommand`` (and where it runs) and yields
+``(class key, reason)`` pairs; ``script_rules`` looks across the commands of
+one command line. Classes are described in ``danger.DANGER_CLASSES``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import posixpath
+import re
+import socket
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
+
+from hermes.tools.commands import (
+    SHELLS,
+    SimpleCommand,
+    is_option,
+    shell_inline_script,
+    shell_operands,
+)
+from hermes.tools.danger_paths import Whereabouts, classify, resolve, write_targets
+
+Finding = tuple[str, str]
+Rule = Callable[[SimpleCommand, Whereabouts], Iterator[Finding]]
+
+DISK = re.compile(r"^/dev/(sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+|mmcblk\d+|disk\d+)"
+                  r"(p?\d+)?$")
+SYSTEM_DISK = re.compile(r"^/dev/(sda|hda|vda|xvda|nvme0n1|mmcblk0|disk0)(p?\d+)?$")
+HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr",
+                              "/dev/tty", "/dev/random", "/dev/urandom", "/dev/full"})
+FETCHERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request",
+                      "GET", "nc", "ncat", "socat"})
+INTERPRETER_FLAGS = {  # interpreter: options whose value is code to run
+    "python": ("-c",), "pypy": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",),
+    "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "php": ("-r",),
+    "lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "osascript": ("-e",),
+    "tclsh": (), "jshell": (), "irb": (), "ipython": ("-c",),
+}
+SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot",
+               "/var", "/sys", "/proc", "/dev", "/root", "/opt", "/srv", "/private/etc",
+               "/System", "/Library")
+METADATA_HOSTS = frozenset({"169.254.169.254", "fd00:ec2::254", "100.100.100.200",
+                            "169.254.170.2", "metadata.google.internal", "metadata.goog",
+                            "metadata"})
+METADATA_TEXT = re.compile(r"(?<![\w.])(169\.254\.169\.254|100\.100\.100\.200|169\.254\.170\.2)"
+                           r"(?![\d])|\[?fd00:ec2::254\]?|\bmetadata\.google\.internal\b(?!\.\w)")
+
+
+def interpreter_family(name: str) -> str | None:
+    """``python3.11`` -> ``python``; None if ``name`` is no code interpreter."""
+    base = re.sub(r"[\d.]+$", "", name.lower().removesuffix(".exe"))
+    return base if base in INTERPRETER_FLAGS else None
+
+
+# ------------------------------------------------------------------ deletes
+
+
+def rm_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    if cmd.name != "rm":
+        return
+    options, operands = _split_options(cmd.args)
+    if any(v.startswith("find -") for v in cmd.via):
+        yield "find_exec_rm", "find -exec rm deletes every file find matches"
+    if "xargs" in cmd.via:
+        yield "xargs_rm", "xargs rm deletes every file named on its input"
+    recursive = any(o == "--recursive" or (not o.startswith("--") and set(o[1:]) & {"r", "R"})
+                    for o in options)
+    if not recursive:
+        return
+    for target in operands:
+        if rm_scope(target) == "root":
+            yield "delete_root", f"recursive delete of the root filesystem ({target})"
+    shown = " ".join(operands) or "(no target)"
+    yield "recursive_delete", f"recursive delete of {shown} (rm -r)"
+
+
+def rm_scope(target: str) -> str | None:
+    """``"root"`` for ``/`` and its spellings (``//``, ``/tmp/..``, ``/*``), ``"broad"``
+    for homes, top-level directories, ``.``/``*`` and ``$VAR/``, else None."""
+    base = target.rstrip("*")
+    if base.startswith("/"):
+        path = "/" + posixpath.normpath(base).lstrip("/")
+        if path == "/":
+            return "root"
+        parts = path.strip("/").split("/")
+        broad = len(parts) == 1 or (parts[0] in ("home", "Users") and len(parts) == 2)
+        return "broad" if broad else None
+    if re.fullmatch(r"(~[\w.-]*|\$\{?HOME\}?)/?(\./?)?", base):
+        return "broad"
+    if base in ("", ".", "./", "..", "../") or re.fullmatch(r"\$\{?\w+\}?/", base):
+        return "broad"
+    return None
+
+
+def find_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    if cmd.name == "find" and "-delete" in cmd.args:
+        yield "find_delete", "find -delete deletes every file it matches"
+
+
+# ------------------------------------------------------------ code to run
+
+
+def code_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    """Shells and interpreters given code inline, on stdin, or from a download."""
+    how = _code_handed(cmd)
+    if how is None:
+        return
+    sources = set(cmd.piped_from) | set(cmd.inner)
+    if sources & FETCHERS:
+        yield "pipe_to_shell", f"runs downloaded content as code ({how})"
+    else:
+        yield "shell_code", f"runs code given to {cmd.name} ({how})"
+
+
+def _code_handed(cmd: SimpleCommand) -> str | None:
+    name, args = cmd.name, cmd.args
+    if name == "eval":
+        return "eval"
+    if name in ("source", ".") and any(a.startswith("/dev/fd/") for a in args):
+        return f"{name} <(...)"
+    if name in SHELLS or name == "busybox":
+        if shell_inline_script(args) is not None:
+            return f"{name} -c"
+        operands = shell_operands(args)
+        if operands and operands[0].startswith("/dev/fd/"):
+            return f"{name} <(...)"
+        options = args[:len(args) - len(operands)]
+        if not operands or operands[0] == "-" or any(  # `bash -s -- args`: script on stdin
+                o.startswith("-") and not o.startswith("--") and "s" in o for o in options):
+            return _stdin_how(cmd)
+        return None
+    family = interpreter_family(name)
+    if family is not None:
+        return _interpreter_how(cmd, family)
+    if name.lower() in ("powershell", "pwsh", "powershell.exe", "pwsh.exe"):
+        return f"{name} {cmd.args[0]}" if cmd.args else None
+    if name.lower() in ("cmd", "cmd.exe") and {"/c", "/k", "/C", "/K"} & set(args):
+        return f"{name} /c"
+    return None
+
+
+def _stdin_how(cmd: SimpleCommand) -> str | None:
+    if cmd.stdin_script is not None:
+        return f"{cmd.name} << here-document"
+    if cmd.piped_from:
+        return f"{cmd.piped_from[-1]} | {cmd.name}"
+    return None
+
+
+def _interpreter_how(cmd: SimpleCommand, family: str) -> str | None:
+    flags = INTERPRETER_FLAGS[family]
+    for arg in cmd.args:
+        if arg in flags or arg.split("=", 1)[0] in flags:
+            return f"{cmd.name} {arg}"
+        if arg.startswith("-") and not arg.startswith("--") and any(
+                f.startswith("-") and len(f) == 2 and f[1] in arg[1:] for f in flags):
+            return f"{cmd.name} {arg}"
+        if not is_option(arg):
+            return f"{cmd.name} -" if arg == "-" else None
+    if family in ("python", "pypy") and "-m" in cmd.args:
+        return None
+    return _stdin_how(cmd)
+
+
+# -------------------------------------------------------- package managers
+
+REMOVE_VERBS = {
+    "npm": {"uninstall", "un", "unlink", "remove", "rm", "r"},
+    "pnpm": {"remove", "rm", "uninstall", "un"}, "yarn": {"remove"},
+    "bun": {"remove", "rm", "uninstall"}, "pip": {"uninstall"}, "uv": {"remove", "uninstall"},
+    "pipx": {"uninstall", "uninstall-all"}, "poetry": {"remove"}, "pdm": {"remove"},
+    "conda": {"remove", "uninstall"}, "mamba": {"remove", "uninstall"},
+    "micromamba": {"remove", "uninstall"}, "brew": {"uninstall", "remove", "rm", "rmtree"},
+    "apt": {"remove", "purge", "autoremove"}, "apt-get": {"remove", "purge", "autoremove"},
+    "aptitude": {"remove", "purge"}, "dnf": {"remove", "erase", "autoremove"},
+    "yum": {"remove", "erase", "autoremove"}, "microdnf": {"remove"},
+    "zypper": {"remove", "rm"}, "apk": {"del"}, "snap": {"remove"},
+    "flatpak": {"uninstall", "remove"}, "gem": {"uninstall"}, "cargo": {"uninstall"},
+    "composer": {"remove"}, "port": {"uninstall"}, "choco": {"uninstall"},
+    "winget": {"uninstall"}, "scoop": {"uninstall"}, "nix-env": {"--uninstall", "-e"},
+}
+GROUP_WORDS = frozenset({"global", "pip", "tool", "package"})
+OTHER_VERBS = frozenset({
+    "install", "i", "add", "update", "upgrade", "up", "run", "run-script", "exec", "x", "dlx",
+    "list", "ls", "show", "info", "view", "search", "init", "create", "build", "test", "publish",
+    "audit", "outdated", "sync", "lock", "freeze", "download", "wheel", "check", "config",
+    "cache", "why", "link", "ci", "start", "doctor", "version", "help", "env", "shell", "venv",
+    "compile", "tree", "pack", "login", "whoami", "set", "get", "fund", "prune", "dedupe",
+})
+FLAG_REMOVERS = {"pacman": ("-R", "--remove"), "yay": ("-R", "--remove"),
+                 "paru": ("-R", "--remove"), "dpkg": ("-r", "-P", "--remove", "--purge"),
+                 "rpm": ("-e", "--erase")}
+
+
+def package_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    name, args = re.sub(r"[\d.]+$", "", cmd.name), cmd.args
+    if interpreter_family(cmd.name) == "python" and args[:2] == ["-m", "pip"]:
+        name, args = "pip", args[2:]
+    if name in FLAG_REMOVERS:
+        flags = FLAG_REMOVERS[name]
+        if any(a in flags or (a.startswith(flags[0]) and not a.startswith("--"))
+               for a in args if is_option(a)):
+            yield "package_uninstall", f"removes installed packages ({cmd.name} {flags[0]})"
+        return
+    verbs = REMOVE_VERBS.get(name)
+    if verbs is not None and (verb := _remove_verb(args, verbs)) is not None:
+        yield "package_uninstall", f"removes installed packages ({cmd.name} {verb})"
+
+
+def _remove_verb(args: list[str], verbs: set[str]) -> str | None:
+    after_option = True  # a word after an option may be its value (--prefix ./app)
+    for arg in args:
+        if arg == "--":
+            return None
+        if arg in verbs:
+            return arg
+        if is_option(arg):
+            after_option = "=" not in arg
+            continue
+        if arg in OTHER_VERBS or not (after_option or arg in GROUP_WORDS):
+            return None
+        after_option = arg in GROUP_WORDS
+    return None
+
+
+# ------------------------------------------------------------- file writes
+
+
+def write_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    for target in write_targets(cmd):
+        if DISK.match(target):
+            yield "write_disk", f"overwrites the disk device {target}"
+            continue
+        if target.startswith("/dev/"):
+            continue
+        found = classify(resolve(target, where), where)
+        if found is not None:
+            key, what = found
+            yield key, f"writes {target}: {what}"
+
+
+def disk_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    if cmd.name == "dd":
+        sources = [a[3:] for a in cmd.args if a.startswith("if=")]
+        outputs = [a[3:] for a in cmd.args if a.startswith("of=")]
+        if any(o.startswith("/dev/") and o not in HARMLESS_DEVICES and not DISK.match(o)
+               for o in outputs) or sources:
+            yield "dd_device", f"dd copies raw data ({' '.join(cmd.args)})"
+    if cmd.name.startswith("mkfs") or cmd.name in ("mke2fs", "mkswap", "wipefs"):
+        devices = [a for a in cmd.args if a.startswith("/dev/")]
+        if any(SYSTEM_DISK.match(device) for device in devices):
+            yield "format_system_disk", f"formats the system disk ({' '.join(devices)})"
+        else:
+            yield "format_filesystem", f"creates or wipes a filesystem ({cmd.name})"
+
+
+def permission_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    if cmd.name not in ("chmod", "chown", "chgrp"):
+        return
+    options, operands = _split_options(cmd.args)
+    recursive = any(o in ("-R", "--recursive") for o in options)
+    spec, paths = (operands[0], operands[1:]) if operands else ("", [])
+    if cmd.name == "chmod" and _world_writable(spec):
+        yield "chmod_777", (f"makes files world-writable (chmod {'-R ' if recursive else ''}"
+                            f"{spec} {' '.join(paths)})")
+    if cmd.name == "chown" and recursive and spec.split(":")[0] in ("root", "0"):
+        yield "system_permissions", "recursive chown to root"
+    for path in paths:
+        resolved = str(resolve(path, where))
+        if any(resolved == d or (d != "/" and resolved.startswith(d + "/")) for d in SYSTEM_DIRS):
+            yield "system_permissions", f"{cmd.name} on the system path {path}"
+
+
+def _world_writable(spec: str) -> bool:
+    if re.fullmatch(r"[0-7]{3,4}", spec):
+        return int(spec[-1]) & 2 == 2
+    for clause in spec.split(","):
+        match = re.fullmatch(r"([ugoa]*)([-+=])([rwxXst]*)", clause)
+        if match and match.group(2) in "+=" and "w" in match.group(3) \
+                and ({"o", "a"} & set(match.group(1))):
+            return True
+    return False
+
+
+# ----------------------------------------------------- git, power, processes
+
+
+def git_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    if cmd.name != "git":
+        return
+    sub, args = _git_subcommand(cmd.args)
+    short = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    if sub == "push" and ("f" in short or any(a.startswith(("--force", "--mirror")) or
+                                              (a.startswith("+") and len(a) > 1) for a in args)):
+        yield "git_force_push", "git push --force rewrites the remote's history"
+    elif sub == "reset" and any(re.fullmatch(r"--h(a(r(d)?)?)?", a) for a in args):
+        yield "git_discard", "git reset --hard discards uncommitted changes"
+    elif sub == "clean" and ("f" in short or "--force" in args):
+        yield "git_discard", "git clean -f deletes untracked files"
+    elif sub == "branch" and ("D" in short or (
+            ("d" in short or "--delete" in args) and ("f" in short or "--force" in args))):
+        yield "git_branch_delete", "git branch -D deletes a branch even if it is not merged"
+
+
+def _git_subcommand(args: list[str]) -> tuple[str, list[str]]:
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
+            index += 2
+        elif arg.startswith("-"):
+            index += 1
+        else:
+            return arg, args[index + 1:]
+    return "", []
+
+
+def power_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    name, args = cmd.name, cmd.args
+    init_halt = name in ("init", "telinit") and args[:1] in (["0"], ["6"])
+    systemctl = name == "systemctl" and bool({"poweroff", "reboot", "halt", "kexec"} & set(args))
+    if name in ("shutdown", "reboot", "halt", "poweroff") or init_halt or systemctl:
+        yield "shutdown", f"shuts down or reboots the machine ({name})"
+
+
+def process_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    name, args = cmd.name, cmd.args
+    if name == "kill":
+        rest = args[2:] if args[:1] in (["-s"], ["-n"]) else args
+        rest = rest[1:] if len(rest) > 1 and rest[0].startswith("-") else rest
+        if "-1" in [a for a in rest if a != "--"]:
+            yield "kill_all", "kills every process you own (kill -1)"
+        if {"pgrep", "pidof"} & set(cmd.inner):
+            yield "kill_processes", "kills processes found by pgrep/pidof"
+    elif name == "pkill" and ({"-9", "-KILL", "-SIGKILL"} & set(args)
+                              or any(re.search(r"hermes|gateway", a) for a in args)):
+        yield "kill_processes", f"force-kills processes by name (pkill {' '.join(args)})"
+    elif name == "killall" and not {"-l", "-V", "--list", "--version"} & set(args):
+        signal = {"-9", "-KILL", "-SIGKILL", "-r", "--regexp"} & set(args)
+        if signal or any(args[i] == "-s" and args[i + 1:i + 2] in (["KILL"], ["9"], ["SIGKILL"])
+                         for i in range(len(args))):
+            yield "kill_processes", f"kills processes by name (killall {' '.join(args)})"
+
+
+def service_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    name, args = cmd.name, cmd.args
+    positional = [a for a in args if not is_option(a)]
+    verb = positional[0] if positional else ""
+    stops = {"stop", "restart", "kill", "disable", "mask", "try-restart", "reload-or-restart"}
+    if name == "systemctl" and verb in stops or name == "service" and positional[1:2] and \
+            positional[1] in stops:
+        yield "stop_services", f"stops or restarts a system service ({name} {' '.join(args)})"
+    elif name == "launchctl" and verb in {"stop", "kickstart", "bootout", "unload", "kill",
+                                          "disable", "remove"} and "hermes" in " ".join(args):
+        yield "stop_services", "stops or restarts the Hermes launchd service"
+    elif name == "hermes" and "gateway" in positional and \
+            positional[positional.index("gateway") + 1:][:1] in (["stop"], ["restart"]):
+        yield "stop_services", "stops the Hermes gateway (running agents are cut off)"
+    elif name in ("docker", "podman", "docker-compose") and _container_stop(name, positional):
+        yield "stop_services", f"stops containers ({name} {' '.join(positional[:2])})"
+
+
+def _container_stop(name: str, positional: list[str]) -> bool:
+    if name == "docker-compose" or positional[:1] == ["compose"]:
+        verbs = positional[1:] if positional[:1] == ["compose"] else positional
+        return bool(verbs) and verbs[0] in ("down", "stop", "kill", "restart", "rm")
+    if positional[:1] == ["container"]:
+        positional = positional[1:]
+    return bool(positional) and positional[0] in ("stop", "kill", "restart")
+
+
+def sudo_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    if "sudo -S" in cmd.via:
+        yield "sudo_stdin", "sudo takes a password no person types (-S / -A)"
+
+
+def metadata_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    for word in [*cmd.args, *(r.target for r in cmd.redirects)]:
+        if _names_metadata_host(word):
+            yield "cloud_metadata", f"requests a cloud instance-metadata endpoint ({word[:80]})"
+            return
+
+
+def _names_metadata_host(word: str) -> bool:
+    if METADATA_TEXT.search(word):
+        return True
+    if "://" not in word:
+        return False
+    host = (urlsplit(word).hostname or "").rstrip(".").lower()
+    if host in METADATA_HOSTS:
+        return True
+    try:
+        address = ipaddress.ip_address(socket.inet_ntoa(socket.inet_aton(host)))
+    except (OSError, ValueError):
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped or address) in METADATA_HOSTS
+
+
+def _split_options(args: list[str]) -> tuple[list[str], list[str]]:
+    """GNU-style: options anywhere before ``--`` (``rm build/ -rf``), operands the rest."""
+    if "--" in args:
+        index = args.index("--")
+        head, tail = args[:index], args[index + 1:]
+    else:
+        head, tail = args, []
+    return [a for a in head if is_option(a)], [a for a in head if not is_option(a)] + tail
+
+
+COMMAND_RULES: tuple[Rule, ...] = (
+    rm_rule, find_rule, code_rule, package_rule, write_rule, disk_rule, permission_rule,
+    git_rule, power_rule, process_rule, service_rule, sudo_rule, metadata_rule,
+)
+
+
+def script_rules(commands: list[SimpleCommand]) -> Iterator[Finding]:
+    """Patterns across one command line: ``chmod +x f && ./f``."""
+    made_executable: set[str] = set()
+    for cmd in commands:
+        if cmd.name == "chmod" and cmd.args and re.search(r"\+x|^[0-7]?[1357][0-7]{2}$",
+                                                          cmd.args[0]):
+            made_executable.update(posixpath.basename(a) for a in cmd.args[1:])
+        elif made_executable and posixpath.basename(cmd.program) in made_executable \
+                and "/" in cmd.program:
+            yield "run_new_script", f"runs {cmd.program} right after making it executable"
+            return
