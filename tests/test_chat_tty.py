@@ -39,7 +39,7 @@ def test_interactive_session(chat, tmp_path: Path) -> None:
     llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"chmod -R 777 {target}"})]),
              Reply(text="opened it up"))
     child.sendline("make it world-writable")
-    child.expect(r"allow\? \[o\]nce")
+    child.expect(r"allow\? \[o/s/a/d\]")
     child.sendline("o")
     child.expect("opened it up")
     assert target.stat().st_mode & 0o777 == 0o777

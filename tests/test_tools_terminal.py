@@ -145,7 +145,7 @@ def test_todo_errors(ctx: ToolContext, tools: ToolRegistry) -> None:
 def test_clarify_asks_in_interactive_chat(tmp_path: Path, tools: ToolRegistry) -> None:
     asked: list[tuple[str, list[str] | None]] = []
 
-    def answer(question: str, choices: list[str] | None) -> str:
+    def answer(question: str, choices: list[str] | None, cancelled: object) -> str:
         asked.append((question, choices))
         return "blue"
 
@@ -159,7 +159,7 @@ def test_clarify_asks_in_interactive_chat(tmp_path: Path, tools: ToolRegistry) -
 
 
 def test_clarify_errors_in_non_interactive_runs(tmp_path: Path, tools: ToolRegistry) -> None:
-    for ctx in (make_context(tmp_path), make_context(tmp_path, clarify=lambda q, c: "x")):
+    for ctx in (make_context(tmp_path), make_context(tmp_path, clarify=lambda q, c, _: "x")):
         result = call(tools, ctx, "clarify", {"question": "Which colour?"})
         assert "non-interactive" in result["error"] and "assumption" in result["error"]
 

@@ -106,6 +106,14 @@ class RuntimeContainer(containers.DeclarativeContainer):
     )
     """The model that writes context-compression summaries (``agent.compression.model``)."""
 
+    judge = providers.Singleton(
+        summariser_client,
+        main=model,
+        provider=providers.Callable(attrgetter("provider"), settings),
+        model=providers.Callable(attrgetter("approvals.judge_model"), settings),
+    )
+    """The model that judges flagged commands in ``approvals.mode: smart``."""
+
     agent_factory = providers.Factory(
         AgentFactory,
         deps=providers.Factory(
@@ -121,6 +129,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
             hooks=hooks,
             skills=skills,
             summariser=summariser,
+            approvals=settings.provided.approvals,
+            judge=judge,
         ),
     )
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from hermes.agent.approval_judge import ModelJudge
 from hermes.agent.compress import Compressor
 from hermes.agent.context_files import working_directory
 from hermes.agent.hooks import Hooks
 from hermes.agent.loop import Agent, AgentEvents
 from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
-from hermes.config.schema import AgentConfig
+from hermes.config.schema import AgentConfig, ApprovalsConfig
 from hermes.environments.base import Environment
 from hermes.home import Home
 from hermes.memory.base import MemoryProvider
@@ -43,6 +44,10 @@ class AgentDeps:
     skills: SkillsStore
     summariser: ModelClient
     """Writes context-compression summaries (the main model unless configured)."""
+    approvals: ApprovalsConfig = field(default_factory=ApprovalsConfig)
+    """How dangerous commands are approved (``approvals.mode``)."""
+    judge: ModelClient | None = None
+    """Judges flagged commands in ``smart`` mode (the main model unless configured)."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +107,12 @@ class AgentFactory:
 
     def _agent(self, session_id: str, messages: list[dict[str, Any]], how: Interaction) -> Agent:
         d = self.deps
+        judge = ModelJudge(d.judge, d.approvals.judge_timeout) \
+            if d.approvals.mode == "smart" and d.judge is not None else None
         ctx = ToolContext.for_session(
             d.home, d.environment, session_id, environ=dict(d.environ), approve=how.approve,
             clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
+            approval_mode=d.approvals.mode, judge=judge,
             max_result_chars=d.settings.tool_result_max_chars)
         compression = d.settings.compression
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,

@@ -100,6 +100,7 @@ class Agent:
         self.interrupted.clear()
         context = self.hooks.turn_context(user_text)
         self._user_text = user_text
+        self.ctx.state.user_request = user_text  # what an approval judge weighs commands against
         if not any(m.get("role") == "user" for m in self.messages):
             self.store.rename(self.session_id, _title_from(user_text))
         self._append({"role": "user",

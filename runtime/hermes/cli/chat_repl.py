@@ -12,6 +12,7 @@ from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
 from hermes.errors import UserError
 from hermes.models.types import StreamCallbacks, ToolCall
+from hermes.tools.approval import refusal_of
 
 EXIT_CODES = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "error": 1}
 HELP = """Commands:
@@ -62,7 +63,7 @@ def _brief(arguments: str, limit: int = 70) -> str:
 def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yolo: bool,
             stream: bool) -> int:
     """Answer once: only the final answer goes to stdout, the rest to stderr."""
-    events = AgentEvents(on_tool_start=_progress)
+    events = AgentEvents(on_tool_start=_progress, on_tool_end=_show_refusal)
     how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
     agent = _open(_factory(runtime), how, resume, continue_)
     result = _run_interruptibly(agent, query)
@@ -75,6 +76,14 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
         sys.stderr.write("note: the iteration budget ran out (raise --max-iterations)\n")
     sys.stderr.write(f"session {agent.session_id}\n")
     return EXIT_CODES[result.exit_reason]
+
+
+def _show_refusal(outcome: CallOutcome) -> None:
+    """A refused command gets a line on stderr, like the tool line above it."""
+    refusal = refusal_of(outcome.content) if outcome.is_error else None
+    if refusal is not None:
+        sys.stderr.write(f"    refused: {refusal}\n")
+        sys.stderr.flush()
 
 
 def _run_interruptibly(agent: Agent, text: str) -> TurnResult:
@@ -148,7 +157,9 @@ class _Printer:
         _progress(call)
 
     def done(self, outcome: CallOutcome) -> None:
-        if outcome.is_error:
+        if outcome.is_error and refusal_of(outcome.content) is not None:
+            _show_refusal(outcome)
+        elif outcome.is_error:
             sys.stderr.write(f"    ✗ {outcome.content[:200]}\n")
 
 
@@ -158,9 +169,11 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     printer = _Printer()
     events = AgentEvents(stream=StreamCallbacks(on_text=printer.text),
                          on_tool_start=printer.tool, on_tool_end=printer.done)
-    from hermes.cli.chat_ask import approve, clarify
+    from hermes.cli.chat_ask import TerminalQuestions
 
-    how = Interaction(interactive=True, yolo=yolo, approve=approve, clarify=clarify,
+    questions = TerminalQuestions(runtime.home.name)
+    how = Interaction(interactive=True, yolo=yolo, approve=questions.approve,
+                      clarify=questions.clarify,
                       stream=stream, events=events)
     factory = _factory(runtime)
     agent = _open(factory, how, resume, continue_)

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "sessions": ("sessions_cmd", "app", True),
     "prompt": ("prompt_cmd", "app", True),
     "doctor": ("doctor_cmd", "doctor", False),
+    "approvals": ("approvals_cmd", "app", True),
 }
 
 

@@ -190,6 +190,28 @@ class AgentConfig(Section):
     """Context compression (summaries of the earlier conversation)."""
 
 
+class ApprovalsConfig(Section):
+    """How dangerous terminal commands are approved (hard-blocked ones never are)."""
+
+    mode: Literal["manual", "smart", "off"] = "manual"
+    """``manual``: ask the person, refuse when nobody can answer; ``smart``: a judge
+    model may approve a flagged command once when it fits the user's request, else
+    as ``manual``; ``off``: run flagged commands without asking (like ``--yolo``)."""
+    judge_model: str | None = None
+    """Model at the main provider that judges commands in ``smart`` mode; unset: the
+    main model."""
+    judge_timeout: float = Field(30.0, gt=0)
+    """Seconds the judge may take; past them the command is treated as ``manual``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_booleans(cls, data: Any) -> Any:
+        # YAML 1.1 reads an unquoted `mode: off` as False and `on` as True.
+        if isinstance(data, dict) and isinstance(data.get("mode"), bool):
+            return {**data, "mode": "manual" if data["mode"] else "off"}
+        return data
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -210,6 +232,8 @@ class HermesConfig(Section):
     """Messaging platforms for the gateway (config group ``platforms``)."""
     agent: AgentConfig = AgentConfig()
     """The agent loop."""
+    approvals: ApprovalsConfig = ApprovalsConfig()
+    """Approval of dangerous terminal commands."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 

@@ -1,81 +1,156 @@
 """Approval of dangerous commands before the terminal tool runs them.
 
-Order of decisions for a command ``detect_danger`` flags:
+For a command ``detect_dangers`` flags, in order:
 
-1. hard-blocked patterns are refused, always (no yolo, no allowlist);
-2. a pattern approved for this session, or always (``approvals.json`` in the
-   home), runs;
-3. ``yolo`` runs it;
-4. with nobody to ask (non-interactive, or no callback) it is refused;
-5. otherwise the approval callback decides: ``once``, ``session`` (remembered
-   in the context's session state), ``always`` (persisted) or ``deny``.
+1. a hard-blocked class is refused, always (no mode, yolo or allowlist unlocks it);
+2. when every flagged class is approved for this session, or always (the home's
+   ``approvals.json``), it runs — approving one class never approves another;
+3. ``approvals.mode: off`` (or ``--yolo``) runs it;
+4. ``approvals.mode: smart``: a judge model weighs it against the user's request
+   and may approve it once; otherwise the manual rules below apply;
+5. with nobody to ask (non-interactive, or no callback) it is refused;
+6. otherwise the person chooses ``once``, ``session`` (the classes are remembered
+   for the session), ``always`` (remembered in the profile) or ``deny``.
+
+Every decision is appended to ``logs/approvals.jsonl`` in the home (command
+redacted). Refusals start with ``refused:`` so front ends can show them.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes.fsutil import atomic_write
-from hermes.tools.danger import Danger, detect_danger
-
-if TYPE_CHECKING:
-    from hermes.tools.context import ToolContext
+from hermes.tools.context import ApprovalRequest, ToolContext
+from hermes.tools.danger import Danger, Whereabouts, detect_dangers
 
 ALLOWLIST_FILE = "approvals.json"
+AUDIT_FILE = "approvals.jsonl"
 CHOICES = ("once", "session", "always", "deny")
+REFUSED = "refused: "
 
 
 def allowlist_path(home_path: Path) -> Path:
-    """The home's file of patterns approved ``always``."""
+    """The home's file of danger classes approved ``always``."""
     return home_path / ALLOWLIST_FILE
 
 
-def load_allowlist(path: Path) -> set[str]:
-    """Pattern keys approved ``always``; an unreadable file approves nothing."""
+def load_approvals(path: Path) -> dict[str, str]:
+    """Classes approved ``always`` -> when (ISO time, or "" if unknown); an unreadable
+    file approves nothing."""
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return set()
-    patterns = data.get("always", []) if isinstance(data, dict) else []
-    return {key for key in patterns if isinstance(key, str)}
+        return {}
+    entries = data.get("always", []) if isinstance(data, dict) else []
+    found: dict[str, str] = {}
+    for entry in entries:
+        if isinstance(entry, str):
+            found[entry] = ""
+        elif isinstance(entry, dict) and isinstance(entry.get("key"), str):
+            found[entry["key"]] = str(entry.get("approved_at", ""))
+    return found
 
 
-def remember_always(path: Path, key: str) -> None:
-    """Add ``key`` to the allowlist: atomic write, mode 0600."""
-    patterns = load_allowlist(path) | {key}
-    text = json.dumps({"always": sorted(patterns)}, indent=2) + "\n"
-    atomic_write(path, text, mode=0o600)
+def load_allowlist(path: Path) -> set[str]:
+    """The classes approved ``always``."""
+    return set(load_approvals(path))
+
+
+def save_approvals(path: Path, approvals: dict[str, str]) -> None:
+    """Write the allowlist: atomic, mode 0600."""
+    entries = [{"key": key, "approved_at": when} for key, when in sorted(approvals.items())]
+    atomic_write(path, json.dumps({"always": entries}, indent=2) + "\n", mode=0o600)
+
+
+def remember_always(path: Path, keys: list[str]) -> None:
+    """Add ``keys`` to the allowlist, stamped with the time."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    save_approvals(path, load_approvals(path) | {key: now for key in keys})
+
+
+def refusal_of(content: str) -> str | None:
+    """The refusal in a tool result (``{"error": "refused: ..."}``), if it is one."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    message = data.get("error") if isinstance(data, dict) else None
+    return message[len(REFUSED):] if isinstance(message, str) and \
+        message.startswith(REFUSED) else None
 
 
 def check_command(command: str, ctx: ToolContext) -> str | None:
-    """None if ``command`` may run now, else the reason it may not (for the model)."""
-    danger = detect_danger(command)
-    if danger is None:
+    """None if ``command`` may run now, else why not (for the model, ``refused: ...``)."""
+    where = Whereabouts(ctx.cwd, ctx.user_home, ctx.home.root, ctx.home.path)
+    dangers = detect_dangers(command, where)
+    if not dangers:
         return None
-    if danger.hard:
-        return (f"refused: blocked command ({danger.reason}); it can never be approved, "
-                "do not try to work around this")
-    allowlist = allowlist_path(ctx.home.path)
-    if danger.key in ctx.state.approved_patterns or danger.key in load_allowlist(allowlist):
-        return None
-    if ctx.yolo:
-        return None
+    request = ApprovalRequest(ctx.redact(command), tuple(dangers))
+    decision, by, why = _decide(request, ctx)
+    _audit(ctx, request, decision, by, why)
+    return None if decision == "ran" else REFUSED + why
+
+
+def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
+    """``(ran | refused, who decided, the reason)``."""
+    hard = [d for d in request.dangers if d.hard]
+    if hard:
+        return "refused", "blocklist", (f"blocked command ({_reasons(hard)}); it can never "
+                                        "be approved, do not try to work around this")
+    approved = ctx.state.approved_patterns | load_allowlist(allowlist_path(ctx.home.path))
+    pending = [d for d in request.dangers if d.key not in approved]
+    if not pending:
+        return "ran", "approved class", ", ".join(d.key for d in request.dangers)
+    if ctx.yolo or ctx.approval_mode == "off":
+        return "ran", "yolo" if ctx.yolo else "mode off", _reasons(pending)
+    note = ""
+    if ctx.approval_mode == "smart" and ctx.judge is not None:
+        verdict = ctx.judge(request, ctx.state.user_request)
+        if verdict.approve:
+            return "ran", "judge", verdict.reason
+        note = f"; the approval judge declined: {verdict.reason}"
     if not ctx.interactive or ctx.approve is None:
-        return (f"refused: this command needs the user's approval ({danger.reason}) and "
-                "nobody can approve it in this non-interactive run; find a safer way or "
-                "ask the user to run it")
-    return _ask(command, danger, ctx, allowlist)
+        return "refused", "nobody to ask", (
+            f"this command needs the user's approval ({_reasons(pending)}) and nobody can "
+            f"approve it in this non-interactive run{note}; find a safer way or ask the user "
+            "to run it")
+    return _ask(request, pending, ctx)
 
 
-def _ask(command: str, danger: Danger, ctx: ToolContext, allowlist: Path) -> str | None:
+def _ask(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext) -> tuple[str, str, str]:
     assert ctx.approve is not None
-    choice = ctx.approve(command, danger.reason)
+    choice = ctx.approve(request, ctx.cancelled)
+    keys = [d.key for d in pending]
     if choice == "session":
-        ctx.state.approved_patterns.add(danger.key)
+        ctx.state.approved_patterns.update(keys)
     elif choice == "always":
-        remember_always(allowlist, danger.key)
-    elif choice != "once":  # "deny" and anything unexpected
-        return f"the user denied this command ({danger.reason}); do not retry it"
-    return None
+        remember_always(allowlist_path(ctx.home.path), keys)
+    elif choice != "once":  # "deny", a cancelled prompt, anything unexpected
+        return "refused", "user", (f"the user denied this command ({_reasons(pending)}); do "
+                                   "not retry it or work around it")
+    return "ran", f"user ({choice})", _reasons(pending)
+
+
+def _reasons(dangers: list[Danger]) -> str:
+    return "; ".join(d.reason for d in dangers)
+
+
+def _audit(ctx: ToolContext, request: ApprovalRequest, decision: str, by: str, why: str) -> None:
+    """Append one line to ``logs/approvals.jsonl`` (0600); logging never blocks a tool."""
+    record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "session": ctx.session_id,
+              "mode": "yolo" if ctx.yolo else ctx.approval_mode, "decision": decision,
+              "by": by, "classes": [d.key for d in request.dangers],
+              "command": request.command, "reason": ctx.redact(why)}
+    path = ctx.home.path / "logs" / AUDIT_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    except OSError:
+        pass

@@ -19,7 +19,7 @@ def clarify(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
     choices = args.get("choices") or None
     if choices is not None and len(choices) > MAX_CHOICES:
         raise ToolError(f"give at most {MAX_CHOICES} choices")
-    answer = ctx.clarify(args["question"], choices)
+    answer = ctx.clarify(args["question"], choices, ctx.cancelled)
     return ok(question=args["question"], answer=answer)
 
 

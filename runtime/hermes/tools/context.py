@@ -16,14 +16,52 @@ from typing import Any, Literal
 
 from hermes.environments.base import Environment
 from hermes.home import Home
+from hermes.tools.danger import DANGER_CLASSES, Danger
 from hermes.tools.processes import ProcessTable
 from hermes.tools.redact import build_redactor, no_redaction
 
 ApprovalChoice = Literal["once", "session", "always", "deny"]
-ApprovalCallback = Callable[[str, str], ApprovalChoice]
-"""``approve(command, reason) -> "once" | "session" | "always" | "deny"``."""
-ClarifyCallback = Callable[[str, list[str] | None], str]
-"""``clarify(question, choices_or_None) -> the user's answer``."""
+ApprovalMode = Literal["manual", "smart", "off"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A flagged command, as the person (or the judge) is asked about it."""
+
+    command: str
+    """The whole command, secrets redacted."""
+    dangers: tuple[Danger, ...]
+    """What was found, one per danger class."""
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(danger.reason for danger in self.dangers)
+
+    @property
+    def keys(self) -> list[str]:
+        return [danger.key for danger in self.dangers]
+
+    @property
+    def scope(self) -> str:
+        """What approving for the session, or always, lets run from then on."""
+        return "; ".join(DANGER_CLASSES.get(key, key) for key in self.keys)
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    approve: bool
+    reason: str
+
+
+Cancelled = Callable[[], bool]
+"""True once the user interrupted the turn: a pending question must end at once."""
+ApprovalCallback = Callable[[ApprovalRequest, Cancelled], ApprovalChoice]
+"""``approve(request, cancelled) -> "once" | "session" | "always" | "deny"``; a question
+cancelled by an interrupt answers ``deny``."""
+ApprovalJudge = Callable[[ApprovalRequest, str], JudgeVerdict]
+"""``judge(request, the user's request) -> verdict`` (``approvals.mode: smart``)."""
+ClarifyCallback = Callable[[str, list[str] | None, Cancelled], str]
+"""``clarify(question, choices_or_None, cancelled) -> the user's answer``."""
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
 
@@ -41,7 +79,9 @@ class SessionState:
     """What tools remember between calls within one session."""
 
     approved_patterns: set[str] = field(default_factory=set)
-    """Danger pattern keys the user approved for the rest of the session."""
+    """Danger class keys the user approved for the rest of the session."""
+    user_request: str = ""
+    """The user's message of the current turn (what a judge weighs commands against)."""
     todos: list[TodoItem] = field(default_factory=list)
     """The session's todo list, in order."""
 
@@ -68,6 +108,10 @@ class ToolContext:
     """True in an interactive chat, where a person can answer prompts."""
     yolo: bool = False
     """Run dangerous commands without asking (the hard blocklist still applies)."""
+    approval_mode: ApprovalMode = "manual"
+    """``approvals.mode``: manual, smart (a judge may approve once) or off."""
+    judge: ApprovalJudge | None = None
+    """Judges flagged commands in ``smart`` mode; None when there is none."""
     redact: Callable[[str], str] = no_redaction
     """Scrubs secrets from every result before the model sees it."""
     user_home: Path = field(default_factory=Path.home)

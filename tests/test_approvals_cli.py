@@ -1,0 +1,105 @@
+"""Approvals as a user meets them: a one-shot refusing a recursive delete, and
+`hermes approvals list | revoke | clear`."""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ok, refused, write_fake_provider
+from fakellm import FakeLLM, Reply, ToolCall
+
+
+@pytest.fixture
+def llm(root: Path) -> Iterator[FakeLLM]:
+    with FakeLLM() as fake:
+        write_fake_provider(root, fake.openai_base_url)
+        yield fake
+
+
+def test_oneshot_refuses_rm_rf_and_says_why(hermes_subprocess, llm: FakeLLM,
+                                            tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {victim}"})]),
+             Reply(text="I could not delete it."))
+    proc = hermes_subprocess("-z", "delete the victim directory")
+    assert proc.returncode == 0, proc.stderr
+    assert (victim / "sub").is_dir()
+    assert proc.stdout == "I could not delete it.\n"
+    refusal = next(line for line in proc.stderr.splitlines() if "refused:" in line)
+    assert "recursive delete" in refusal and "approval" in refusal
+    assert "refused" in str(llm.requests[-1].tool_results[0].content)
+
+
+def test_oneshot_with_yolo_runs_it(hermes_subprocess, llm: FakeLLM, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {victim}"})]),
+             Reply(text="gone"))
+    proc = hermes_subprocess("chat", "-q", "delete it", "--yolo")
+    assert proc.returncode == 0 and not victim.exists() and "refused" not in proc.stderr
+
+
+def test_approvals_mode_off_in_config_runs_flagged_commands(
+        hermes_subprocess, llm: FakeLLM, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -r {victim}"})]),
+             Reply(text="gone"))
+    proc = hermes_subprocess("-z", "delete it", "approvals.mode=off")
+    assert proc.returncode == 0, proc.stderr
+    assert not victim.exists()
+
+
+def test_unquoted_off_in_yaml_means_off(hermes, root: Path, environ: dict[str, str]) -> None:
+    from hermes.config import compose_config
+    from hermes.home import resolve_home
+
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.yaml").write_text("approvals:\n  mode: off\n")  # YAML 1.1: false
+    ok(hermes("config", "validate"))
+    assert compose_config(resolve_home(None, environ), environ).config.approvals.mode == "off"
+    refused(hermes("config", "validate", "approvals.mode=sometimes"), "approvals.mode")
+
+
+def write_allowlist(root: Path, *keys: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "approvals.json"
+    path.write_text(json.dumps({"always": list(keys)}))
+    return path
+
+
+def test_list_shows_each_class_and_what_it_covers(hermes, root: Path) -> None:
+    assert "no command class is approved" in ok(hermes("approvals", "list"))
+    write_allowlist(root, "chmod_777", "recursive_delete")
+    listing = ok(hermes("approvals", "list"))
+    assert "chmod_777" in listing and "world-writable" in listing
+    assert "recursive_delete" in listing and "rm -r" in listing
+
+
+def test_revoke_removes_only_that_class(hermes, root: Path) -> None:
+    path = write_allowlist(root, "chmod_777", "recursive_delete")
+    assert "revoked chmod_777" in ok(hermes("approvals", "revoke", "chmod_777"))
+    assert [e["key"] for e in json.loads(path.read_text())["always"]] == ["recursive_delete"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    before = path.read_text()
+    refused(hermes("approvals", "revoke", "chmod_777"), "chmod_777 not approved",
+            "recursive_delete")
+    assert path.read_text() == before
+
+
+def test_clear_revokes_everything(hermes, root: Path) -> None:
+    path = write_allowlist(root, "chmod_777", "git_force_push")
+    assert "cleared 2" in ok(hermes("approvals", "clear"))
+    assert json.loads(path.read_text()) == {"always": []}
+
+
+def test_approvals_are_per_profile(hermes, root: Path) -> None:
+    write_allowlist(root, "chmod_777")
+    ok(hermes("profile", "create", "work"))
+    assert "no command class" in ok(hermes("-p", "work", "approvals", "list"))
