@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,15 +67,24 @@ class AgentFactory:
     def __init__(self, deps: AgentDeps):
         self.deps = deps
 
-    def new_session(self, how: Interaction) -> Agent:
+    def new_session(self, how: Interaction, *, session_id: str | None = None,
+                    history: Sequence[dict[str, Any]] = (),
+                    instructions: str | None = None) -> Agent:
+        """A new session. ``history`` (earlier user/assistant messages, e.g. an API
+        client's) is stored as the session's first messages; ``instructions`` (a
+        client's system message) are layered under the agent's own system prompt."""
         d = self.deps
-        session_id = uuid.uuid4().hex
+        session_id = session_id or uuid.uuid4().hex
         prompt = self.system_prompt(session_id, how.source)
+        if instructions:
+            prompt += f"\n\n## Instructions from the client application\n\n{instructions}"
         d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
                                   session_id=session_id)
         for hook in d.hooks.session_start:
             hook(session_id)
-        return self._agent(session_id, [{"role": "system", "content": prompt}], how)
+        if history:
+            d.sessions.add_messages(session_id, history)
+        return self._agent(session_id, [{"role": "system", "content": prompt}, *history], how)
 
     def system_prompt(self, session_id: str, platform: str) -> str:
         """A new session's system prompt, built once and stored with the session."""

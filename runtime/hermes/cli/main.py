@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "prompt": ("prompt_cmd", "app", True),
     "doctor": ("doctor_cmd", "doctor", False),
     "approvals": ("approvals_cmd", "app", True),
+    "gateway": ("gateway_cmd", "app", True),
 }
 
 

@@ -212,6 +212,15 @@ class ApprovalsConfig(Section):
         return data
 
 
+class GatewayConfig(Section):
+    """``hermes gateway run``: the long-running process serving platforms."""
+
+    profiles: list[str] = Field(default_factory=list)
+    """Further profiles served by the same process (``--profiles`` adds to them)."""
+    shutdown_grace: float = Field(30.0, ge=0)
+    """Seconds running turns may finish after SIGTERM before they are interrupted."""
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -234,6 +243,8 @@ class HermesConfig(Section):
     """The agent loop."""
     approvals: ApprovalsConfig = ApprovalsConfig()
     """Approval of dangerous terminal commands."""
+    gateway: GatewayConfig = GatewayConfig()
+    """The gateway process."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 

@@ -1,0 +1,1 @@
+"""The ``api_server`` platform: an OpenAI-compatible HTTP API."""

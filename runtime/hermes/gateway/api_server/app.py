@@ -1,0 +1,325 @@
+"""The OpenAI-compatible HTTP API of one listener, serving one or more profiles.
+
+Each served profile is one model id (the profile's name) in ``GET /v1/models``;
+the ``model`` of a request picks the profile. The agent runs its whole loop,
+tools included, for every request. Conversations continue through the
+``X-Hermes-Session-Id`` header (answered on every response); without it each
+request is a new session whose history is the client's messages. A client's
+``system`` message is layered under the agent's own system prompt.
+
+Streaming chat completions are OpenAI chunks over SSE ending in ``[DONE]``; tool
+progress travels in chunks with an empty delta and a ``hermes`` field
+(``{"type": "tool_start", "tool": ..., "arguments": ...}``), which plain OpenAI
+clients ignore.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ValidationError
+
+from hermes.agent.dispatch import CallOutcome
+from hermes.agent.factory import Interaction
+from hermes.agent.loop import Agent, AgentEvents, TurnResult
+from hermes.gateway.api_server.responses import ResponseStore
+from hermes.gateway.api_server.wire import (
+    ChatRequest,
+    ResponsesRequest,
+    WireError,
+    chunk,
+    completion,
+    new_id,
+    response_object,
+    split_conversation,
+    text_of,
+    usage_body,
+)
+from hermes.gateway.service import Busy, Draining, ProfileService
+from hermes.models.types import StreamCallbacks, ToolCall
+
+BodyT = TypeVar("BodyT", bound=BaseModel)
+SESSION_HEADER = "X-Hermes-Session-Id"
+SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class Served:
+    """One profile behind this listener."""
+
+    service: ProfileService
+    key: str | None
+    """The bearer key clients must send; None only on loopback."""
+    responses: ResponseStore
+
+
+def create_app(served: dict[str, Served]) -> FastAPI:
+    app = FastAPI(title="Hermes API", docs_url=None, redoc_url=None, openapi_url=None)
+    api = _Api(served)
+    app.add_exception_handler(WireError, _wire_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, api.internal_error)
+    app.add_api_route("/health", api.health, methods=["GET"])
+    app.add_api_route("/v1/models", api.models, methods=["GET"])
+    app.add_api_route("/v1/chat/completions", api.chat, methods=["POST"], response_model=None)
+    app.add_api_route("/v1/responses", api.create_response, methods=["POST"])
+    app.add_api_route("/v1/responses/{response_id}", api.get_response, methods=["GET"])
+    return _limit_body(app)
+
+
+class _Api:
+    def __init__(self, served: dict[str, Served]):
+        self.served = served
+
+    async def health(self) -> dict[str, Any]:
+        profiles = {name: {"ready": not s.service.draining, "active_turns":
+                           s.service.active_turns} for name, s in self.served.items()}
+        ready = all(p["ready"] for p in profiles.values())
+        return {"status": "ok" if ready else "draining", "profiles": profiles}
+
+    async def models(self, request: Request) -> dict[str, Any]:
+        allowed = [name for name, s in self.served.items() if _authorized(request, s.key)]
+        if not allowed:
+            raise _unauthorized()
+        return {"object": "list", "data": [
+            {"id": name, "object": "model", "created": 0, "owned_by": "hermes",
+             "hermes": {"profile": name, "model": self.served[name].service.model}}
+            for name in allowed]}
+
+    def _profile(self, request: Request, model: str) -> Served:
+        served = self.served.get(model)
+        if served is None:
+            raise WireError(404, f"model {model!r} does not exist; this server has: "
+                                 f"{', '.join(sorted(self.served))} (one per profile)",
+                            param="model", code="model_not_found")
+        if not _authorized(request, served.key):
+            raise _unauthorized()
+        return served
+
+    def _any_key(self, request: Request) -> None:
+        """401 before anything is read when the key fits no profile here."""
+        if not any(_authorized(request, s.key) for s in self.served.values()):
+            raise _unauthorized()
+
+    async def chat(self, request: Request) -> Any:
+        self._any_key(request)
+        body = parse_body(await request.body(), ChatRequest)
+        served = self._profile(request, body.model)
+        session_id = _session_header(request)
+        messages = [(m.role, text_of(m.content, f"messages.{i}.content"))
+                    for i, m in enumerate(body.messages)]
+        instructions, history, text = split_conversation(messages, "messages")
+        headers = {SESSION_HEADER: session_id}
+        if body.stream:
+            usage = bool(body.stream_options and body.stream_options.include_usage)
+            stream = _stream_chat(served.service, body.model, session_id, history,
+                                  instructions, text, usage)
+            await stream.__anext__()  # takes the turn slot now: 429/503 before streaming
+            return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+        agent, result = await _run(served.service, Interaction(source="api_server", stream=False),
+                                   session_id, history, instructions, text)
+        return JSONResponse(completion(body.model, result.text, result.usage), headers=headers)
+
+    async def create_response(self, request: Request) -> Any:
+        self._any_key(request)
+        body = parse_body(await request.body(), ResponsesRequest)
+        served = self._profile(request, body.model)
+        if body.stream:
+            raise WireError(400, "stream: streaming is not supported on /v1/responses; use "
+                                 "/v1/chat/completions with stream=true", param="stream")
+        if isinstance(body.input, str):
+            messages = [("user", body.input)]
+        else:
+            messages = [(m.role, text_of(m.content, f"input.{i}.content"))
+                        for i, m in enumerate(body.input)]
+        instructions, history, text = split_conversation(messages, "input")
+        instructions = "\n\n".join(x for x in (body.instructions, instructions) if x) or None
+        session_id = None
+        if body.previous_response_id:
+            session_id = served.responses.session_of(body.previous_response_id)
+            if session_id is None:
+                raise WireError(404, f"previous_response_id: no stored response "
+                                     f"{body.previous_response_id!r}",
+                                param="previous_response_id", code="response_not_found")
+        agent, result = await _run(served.service, Interaction(source="api_server", stream=False),
+                                   session_id or uuid.uuid4().hex, history, instructions, text)
+        response = response_object(new_id("resp"), body.model, result.text, result.usage,
+                                   body.previous_response_id, body.store)
+        if body.store:
+            served.responses.save(response, agent.session_id)
+        return JSONResponse(response, headers={SESSION_HEADER: agent.session_id})
+
+    async def get_response(self, request: Request, response_id: str) -> Any:
+        for served in self.served.values():
+            if _authorized(request, served.key):
+                found = served.responses.load(response_id)
+                if found is not None:
+                    return found
+        raise WireError(404, f"no stored response {response_id!r}", code="response_not_found")
+
+    async def internal_error(self, request: Request, exc: Exception) -> JSONResponse:
+        for served in self.served.values():
+            served.service.log.exception("request failed", exc_info=exc)
+            break
+        return JSONResponse(WireError(500, "internal error; see the gateway log",
+                                      "server_error").body(), status_code=500)
+
+
+async def _run(service: ProfileService, how: Interaction, session_id: str,
+               history: list[dict[str, Any]], instructions: str | None,
+               text: str) -> tuple[Agent, TurnResult]:
+    with _slot(service):
+        agent = await asyncio.to_thread(service.open, how, session_id, history, instructions)
+        try:
+            result = await asyncio.to_thread(service.run, agent, text)
+        finally:
+            agent.close()
+    _raise_for(result)
+    return agent, result
+
+
+@contextmanager
+def _slot(service: ProfileService) -> Iterator[None]:
+    """A turn slot of the profile: 429 when all are taken, 503 while shutting down."""
+    try:
+        with service.slot():
+            yield
+    except Busy as exc:
+        raise WireError(429, str(exc), "rate_limit_error", code="too_many_turns") from exc
+    except Draining as exc:
+        raise WireError(503, str(exc), "server_shutting_down") from exc
+
+
+def _raise_for(result: TurnResult) -> None:
+    if result.exit_reason == "error":
+        raise WireError(502, f"the model call failed: {result.error}", "upstream_error")
+    if result.exit_reason == "interrupted":
+        raise WireError(503, "the turn was interrupted (the gateway is shutting down); the "
+                             "session keeps what was done", "server_shutting_down")
+
+
+async def _stream_chat(service: ProfileService, model: str, session_id: str,
+                       history: list[dict[str, Any]], instructions: str | None, text: str,
+                       include_usage: bool) -> AsyncIterator[str]:
+    with _slot(service):
+        yield ""  # the slot is held: the response may start
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+        def put(kind: str) -> Callable[[Any], None]:
+            def deliver(item: Any) -> None:
+                loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+            return deliver
+
+        events = AgentEvents(stream=StreamCallbacks(on_text=put("text")),
+                             on_tool_start=put("tool"), on_tool_end=put("tool_end"))
+        how = Interaction(source="api_server", stream=True, events=events)
+        agent = await asyncio.to_thread(service.open, how, session_id, history, instructions)
+        turn = asyncio.ensure_future(asyncio.to_thread(service.run, agent, text))
+        turn.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait,
+                                                                   ("done", None)))
+        chunk_id = new_id("chatcmpl")
+        try:
+            yield _sse(chunk(chunk_id, model, {"role": "assistant", "content": ""}))
+            while (item := await queue.get())[0] != "done":
+                yield _sse(_event_chunk(chunk_id, model, *item))
+            result = turn.result()
+        except asyncio.CancelledError:  # the client went away: stop the turn
+            agent.interrupt()
+            raise
+        finally:
+            agent.close()
+        if result.exit_reason in ("error", "interrupted"):
+            try:
+                _raise_for(result)
+            except WireError as exc:
+                yield _sse(exc.body())
+        else:
+            extra = {"usage": usage_body(result.usage)} if include_usage else {}
+            yield _sse(chunk(chunk_id, model, {}, "stop", **extra))
+        yield "data: [DONE]\n\n"
+
+
+def _event_chunk(chunk_id: str, model: str, kind: str, item: Any) -> dict[str, Any]:
+    if kind == "text":
+        return chunk(chunk_id, model, {"content": item})
+    if kind == "tool":
+        call: ToolCall = item
+        return chunk(chunk_id, model, {}, hermes={"type": "tool_start", "tool": call.name,
+                                                  "arguments": call.arguments})
+    outcome: CallOutcome = item
+    return chunk(chunk_id, model, {}, hermes={"type": "tool_end", "tool": outcome.call.name,
+                                              "error": outcome.is_error})
+
+
+def _sse(data: dict[str, Any]) -> str:
+    return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _session_header(request: Request) -> str:
+    value = request.headers.get(SESSION_HEADER)
+    if value is None:
+        return uuid.uuid4().hex
+    if not SESSION_ID.match(value):
+        raise WireError(400, f"{SESSION_HEADER}: 1-128 letters, digits, '.', '_' or '-'",
+                        param=SESSION_HEADER)
+    return value
+
+
+def _authorized(request: Request, key: str | None) -> bool:
+    if key is None:
+        return True
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(),
+                                                              key.encode())
+
+
+def _unauthorized() -> WireError:
+    return WireError(401, "missing or wrong API key: send Authorization: Bearer <key> "
+                          "(API_SERVER_KEY in the profile's .env)", "authentication_error",
+                     code="invalid_api_key")
+
+
+async def _wire_error(request: Request, exc: WireError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+def parse_body(raw: bytes, model: type[BodyT]) -> BodyT:
+    """The request body as ``model``, or a 400 naming the first bad field."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise WireError(400, f"the body is not valid JSON ({exc})") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        raise WireError(400, f"{where}: {first.get('msg', 'invalid value')}",
+                        param=where) from None
+
+
+def _limit_body(app: FastAPI) -> Any:
+    """Refuse bodies over ``MAX_BODY_BYTES`` (413) before the app reads them whole."""
+
+    async def limited(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        length = dict(scope.get("headers", [])).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            error = WireError(413, f"the body is over {MAX_BODY_BYTES} bytes")
+            return await JSONResponse(error.body(), status_code=413)(scope, receive, send)
+        return await app(scope, receive, send)
+
+    limited.app = app  # type: ignore[attr-defined]
+    return limited

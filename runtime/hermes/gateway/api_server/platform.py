@@ -1,0 +1,194 @@
+"""The ``api_server`` platform: an OpenAI-compatible HTTP API (FastAPI on uvicorn).
+
+Profiles of one gateway whose API servers name the same host and port share one
+listener; the request's ``model`` picks the profile. Bound beyond loopback, a
+profile must have a real key (``API_SERVER_KEY`` in its ``.env``, 16 characters
+or more, no placeholder); a key that is set is always checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+from hermes.config.schema import PlatformConfig
+from hermes.errors import ConfigError
+from hermes.gateway.api_server.app import Served, create_app
+from hermes.gateway.api_server.responses import ResponseStore
+from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
+from hermes.gateway.service import ProfileService
+
+DEFAULT_PORT = 8642
+MIN_KEY_CHARS = 16
+PLACEHOLDERS = ("changeme", "change-me", "placeholder", "your-key", "your_key", "yourkey",
+                "secret", "password", "example", "xxxx", "api_server_key", "replace")
+
+
+class ApiServerPlatform(PlatformAdapter):
+    """One profile's API server settings; serving is done by the shared ``Listener``."""
+
+    def __init__(self, name: str, config: PlatformConfig, service: ProfileService,
+                 listeners: Listeners):
+        self.name = name
+        self.service = service
+        self.listeners = listeners
+        self.status = PlatformState()
+        self.host, self.port, concurrency = _settings(name, config)
+        service.max_concurrency = concurrency
+        self.key = config.token or None
+        _check_key(name, self.host, self.key)
+
+    async def start(self, on_message: MessageHandler) -> None:
+        served = Served(self.service, self.key,
+                        ResponseStore(self.service.home.path / "api_responses"))
+        address = await self.listeners.add(self.host, self.port, self.service.name, served)
+        self.status = PlatformState("running", f"http://{address}/v1")
+
+    async def stop(self) -> None:
+        self.status.state = "stopping"
+        await self.listeners.stop(self.host, self.port)
+        self.status.state = "stopped"
+
+    async def send(self, source: MessageSource, text: str) -> None:
+        """HTTP answers in the response itself: nothing is sent later."""
+
+
+class Listeners:
+    """The gateway's HTTP listeners, one per address, each serving its profiles."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[tuple[str, int], _Listener] = {}
+
+    async def add(self, host: str, port: int, profile: str, served: Served) -> str:
+        listener = self._listeners.get((host, port))
+        if listener is None:
+            listener = _Listener(host, port)
+            await listener.start()
+            self._listeners[(host, port)] = listener
+        listener.served[profile] = served
+        return listener.address
+
+    async def stop(self, host: str, port: int) -> None:
+        listener = self._listeners.get((host, port))
+        if listener is not None:
+            await listener.stop()
+
+    def force_all(self) -> None:
+        """A second signal: close connections now, whatever is still running."""
+        for listener in self._listeners.values():
+            listener.force()
+
+
+class _Listener:
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+        self.served: dict[str, Served] = {}
+        self.address = f"{host}:{port}"
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        import uvicorn
+
+        sock = _bind(self.host, self.port)
+        self.address = _format_address(sock.getsockname())
+        config = uvicorn.Config(create_app(self.served), log_config=None, log_level="warning",
+                                access_log=False, lifespan="off", server_header=False,
+                                timeout_keep_alive=30)
+        self._server = _quiet_server(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        for _ in range(200):  # started within 10 s, or its failure is reported
+            if self._server.started or self._task.done():
+                break
+            await asyncio.sleep(0.05)
+        if not self._server.started:
+            raise RuntimeError(f"the API server on {self.address} did not start")
+
+    async def stop(self) -> None:
+        """Stop accepting; answer what was accepted (turns may still be finishing)."""
+        if self._server is None or self._task is None:
+            return
+        self._server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError, SystemExit):
+            await self._task
+
+    def force(self) -> None:
+        if self._server is not None:
+            self._server.force_exit = True
+
+
+def _quiet_server(config: Any) -> Any:
+    """A uvicorn server without its own signal handlers: the gateway owns SIGTERM/SIGINT."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    sock.listen(256)
+    sock.setblocking(False)
+    return sock
+
+
+def _format_address(name: Any) -> str:
+    host, port = name[0], name[1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _settings(name: str, config: PlatformConfig) -> tuple[str, int, int]:
+    settings = config.settings
+    key = f"platforms.enabled.{name}.settings"
+    host = settings.get("host", "127.0.0.1")
+    port = settings.get("port", DEFAULT_PORT)
+    concurrency = settings.get("max_concurrency", 8)
+    if not isinstance(host, str) or not host:
+        raise ConfigError("expected a host name or address, e.g. 127.0.0.1", key=f"{key}.host")
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise ConfigError(f"expected a port 0-65535, got {port!r}", key=f"{key}.port")
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ConfigError(f"expected a positive integer, got {concurrency!r}",
+                          key=f"{key}.max_concurrency")
+    unknown = set(settings) - {"host", "port", "max_concurrency"}
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(sorted(unknown))}; known: host, "
+                          "port, max_concurrency", key=key)
+    return host, port, concurrency
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_key(name: str, host: str, key: str | None) -> None:
+    if is_loopback(host):
+        return
+    where = f"platforms.enabled.{name}"
+    if not key:
+        raise ConfigError(f"bound to {host} beyond loopback without a key — set one with "
+                          "`hermes config set API_SERVER_KEY <16+ random characters>`",
+                          key=f"{where}.token")
+    if len(key) < MIN_KEY_CHARS or any(p in key.lower() for p in PLACEHOLDERS):
+        raise ConfigError(f"the API key is too short or a placeholder (bound to {host}) — "
+                          f"use {MIN_KEY_CHARS}+ random characters", key=f"{where}.token")

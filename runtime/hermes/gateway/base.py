@@ -1,0 +1,76 @@
+"""The platform adapter interface: how the gateway meets Telegram, Slack, an HTTP API, ...
+
+An adapter knows nothing of the agent. It turns what arrives on its platform into
+``MessageEvent``s handed to the gateway's callback, and sends replies back with
+``send``. ``start`` and ``stop`` run in the gateway's event loop.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+ChatType = Literal["direct", "group", "channel", "thread", "api"]
+PlatformStateName = Literal["starting", "running", "failed", "stopping", "stopped"]
+
+
+@dataclass(frozen=True)
+class MessageSource:
+    """Where a message came from; the gateway keys sessions by it."""
+
+    platform: str
+    """The platform's name in config (``platforms.enabled.<name>``)."""
+    chat_id: str
+    chat_type: ChatType = "direct"
+    user_id: str = ""
+    user_name: str = ""
+    thread_id: str = ""
+
+    @property
+    def session_key(self) -> str:
+        """One conversation: a chat, or a thread of it (users share a group's session)."""
+        return ":".join((self.platform, self.chat_id, self.thread_id))
+
+
+@dataclass(frozen=True)
+class MessageEvent:
+    """One message from a person, normalised."""
+
+    source: MessageSource
+    text: str
+    message_id: str = ""
+
+
+@dataclass
+class PlatformState:
+    """What ``hermes gateway status`` shows for one platform."""
+
+    state: PlatformStateName = "starting"
+    detail: str = ""
+    """The address it serves, or why it failed."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+MessageHandler = Callable[[MessageEvent], Awaitable[None]]
+
+
+class PlatformAdapter(ABC):
+    """One connection to a messaging platform (or an API) for one profile."""
+
+    name: str
+    """The platform's name in config."""
+    status: PlatformState
+
+    @abstractmethod
+    async def start(self, on_message: MessageHandler) -> None:
+        """Connect and begin delivering messages; return once serving."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Stop accepting messages; return once nothing more will arrive."""
+
+    @abstractmethod
+    async def send(self, source: MessageSource, text: str) -> None:
+        """Deliver ``text`` to the chat (and thread) of ``source``."""

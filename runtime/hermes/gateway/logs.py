@@ -1,0 +1,61 @@
+"""The gateway's log: one JSON line per event in ``logs/gateway.log`` of each home,
+rotated at 5 MB (3 kept), mode 0600, secrets of that home redacted."""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import os
+import time
+from collections.abc import Callable, Mapping
+
+from hermes.home import Home
+from hermes.tools.redact import build_redactor
+
+MAX_BYTES = 5 * 1024 * 1024
+BACKUPS = 3
+
+
+class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
+    """Every file it opens, rotated ones included, is 0600."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        stream = super()._open()
+        os.chmod(self.baseFilename, 0o600)
+        return stream
+
+
+class JsonLines(logging.Formatter):
+    def __init__(self, redact: Callable[[str], str]):
+        super().__init__()
+        self.redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)),
+                 "level": record.levelname.lower(), "event": record.getMessage(),
+                 **getattr(record, "fields", {})}
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return self.redact(json.dumps(entry, ensure_ascii=False, default=str))
+
+
+def gateway_logger(home: Home, environ: Mapping[str, str]) -> logging.Logger:
+    """This home's gateway logger (its own handler; nothing reaches the root logger)."""
+    logger = logging.getLogger(f"hermes.gateway[{home.path}]")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    if not logger.handlers:
+        home.logs_dir.mkdir(parents=True, exist_ok=True)
+        path = home.logs_dir / "gateway.log"
+        handler = _PrivateRotatingFile(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
+                                       encoding="utf-8")
+        handler.setFormatter(JsonLines(build_redactor(home.env_file, environ)))
+        logger.addHandler(handler)
+    return logger
+
+
+def close_logger(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        handler.close()
+        logger.removeHandler(handler)

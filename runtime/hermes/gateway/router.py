@@ -1,0 +1,136 @@
+"""Messages from chat platforms to sessions: one session per chat (or thread).
+
+A message for a chat whose turn is still running waits in that chat's queue and
+runs next, in order. Slash commands work from any platform: ``/new`` and
+``/reset`` start a fresh session, ``/model`` shows the model, ``/usage`` the
+session's tokens and cost, ``/stop`` interrupts the running turn, ``/help``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from typing import Any
+
+from hermes.agent.factory import Interaction
+from hermes.agent.loop import Agent
+from hermes.fsutil import atomic_write
+from hermes.gateway.base import MessageEvent, MessageSource, PlatformAdapter
+from hermes.gateway.service import ProfileService
+
+HELP = ("/new or /reset — start a new conversation\n/model — the model answering\n"
+        "/usage — tokens and cost of this conversation\n/stop — interrupt the running "
+        "turn\n/help — this list")
+SESSIONS_FILE = "gateway_sessions.json"
+
+
+class SessionRouter:
+    def __init__(self, service: ProfileService):
+        self.service = service
+        self.adapters: dict[str, PlatformAdapter] = {}
+        self._path = service.home.path / SESSIONS_FILE
+        self._sessions: dict[str, str] = _load(self._path)
+        self._queues: dict[str, deque[MessageEvent]] = {}
+        self._running: dict[str, Agent] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def active(self) -> int:
+        return len(self._running)
+
+    @property
+    def session_count(self) -> int:
+        return len(self._sessions)
+
+    async def handle(self, event: MessageEvent) -> None:
+        """Take one message (called by adapters); answers arrive through ``send``."""
+        text = event.text.strip()
+        if text.startswith("/"):
+            await self._reply(event.source, self._command(event.source, text))
+            return
+        if self.service.draining:
+            await self._reply(event.source, "(shutting down — send it again in a moment)")
+            return
+        key = event.source.session_key
+        self._queues.setdefault(key, deque()).append(event)
+        worker = self._workers.get(key)
+        if worker is None or worker.done():  # else the running worker takes it next
+            self._workers[key] = asyncio.create_task(self._work(key))
+
+    async def _work(self, key: str) -> None:
+        queue = self._queues[key]
+        while queue:
+            event = queue.popleft()
+            agent = await asyncio.to_thread(self._agent, key, event.source)
+            self._running[key] = agent
+            try:
+                result = await asyncio.to_thread(self.service.run, agent, event.text)
+            finally:
+                del self._running[key]
+                agent.close()
+            answer = result.text or (f"(error: {result.error})" if result.error else
+                                     "(interrupted)" if result.exit_reason == "interrupted"
+                                     else "")
+            await self._reply(event.source, answer)
+
+    def _agent(self, key: str, source: MessageSource) -> Agent:
+        how = Interaction(source=source.platform, stream=False)
+        agent = self.service.open(how, self._sessions.get(key))
+        if self._sessions.get(key) != agent.session_id:
+            self._sessions[key] = agent.session_id
+            atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
+        return agent
+
+    def _command(self, source: MessageSource, text: str) -> str:
+        name = text[1:].split(maxsplit=1)[0].lower() if len(text) > 1 else ""
+        key = source.session_key
+        if name in ("new", "reset"):
+            self._sessions.pop(key, None)
+            atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
+            return "started a new conversation"
+        if name == "model":
+            return f"model: {self.service.model}"
+        if name == "usage":
+            return self._usage(key)
+        if name == "stop":
+            agent = self._running.get(key)
+            if agent is None:
+                return "nothing is running"
+            agent.interrupt()
+            return "stopping the running turn"
+        if name == "help":
+            return HELP
+        return f"unknown command /{name}; /help lists them"
+
+    def _usage(self, key: str) -> str:
+        session_id = self._sessions.get(key)
+        if session_id is None:
+            return "no conversation yet"
+        session = self.service.factory.deps.sessions.get_session(session_id)
+        cost = "unknown" if session.cost_usd is None else f"${session.cost_usd:.4f}"
+        return (f"tokens: {session.input_tokens} in, {session.output_tokens} out, "
+                f"{session.cache_read_tokens} cached; cost {cost}")
+
+    async def _reply(self, source: MessageSource, text: str) -> None:
+        adapter = self.adapters.get(source.platform)
+        if adapter is not None and text:
+            await adapter.send(source, text)
+
+    async def drain(self) -> None:
+        """Wait until every accepted message has been answered."""
+        while pending := [t for t in self._workers.values() if not t.done()]:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def interrupt_all(self) -> int:
+        for agent in list(self._running.values()):
+            agent.interrupt()
+        return len(self._running)
+
+
+def _load(path: Any) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -1,0 +1,169 @@
+"""``hermes gateway run``: one process serving the platforms of one or more profiles.
+
+Each profile gets its own composed config, runtime (sessions, memories, approvals,
+tool environment), platforms and log; they share nothing but code. A platform
+that fails to start is reported (log, status) and the others keep serving.
+
+Shutdown: the first SIGTERM/SIGINT stops accepting; turns already running may
+finish for ``gateway.shutdown_grace`` seconds, then they are interrupted (their
+transcripts stay valid) and answered. A second signal stops at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes.errors import ConfigError, UserError
+from hermes.gateway.api_server.platform import Listeners
+from hermes.gateway.base import PlatformAdapter, PlatformState
+from hermes.gateway.logs import close_logger, gateway_logger
+from hermes.gateway.pidfile import GatewayLock, write_status
+from hermes.gateway.platforms import build_adapters
+from hermes.gateway.router import SessionRouter
+from hermes.gateway.service import ProfileService
+from hermes.home import Home
+
+STATUS_EVERY = 2.0
+
+
+class _Profile:
+    def __init__(self, home: Home, service: ProfileService, runtime_stack: Any):
+        self.home = home
+        self.service = service
+        self.stack = runtime_stack
+        self.adapters: list[PlatformAdapter] = []
+        self.failed: dict[str, PlatformState] = {}
+        self.router = SessionRouter(service)
+
+
+class Gateway:
+    def __init__(self, homes: Sequence[Home], environ: Mapping[str, str],
+                 overrides: Sequence[str] = ()):
+        self.homes = list(homes)
+        self.environ = dict(environ)
+        self.overrides = list(overrides)
+        self.profiles: list[_Profile] = []
+        self.listeners = Listeners()
+        self.started = time.time()
+        self.grace = 30.0
+        self._stop = asyncio.Event()
+        self._signals = 0
+
+    async def run(self) -> None:
+        locks = [GatewayLock(home) for home in self.homes]
+        taken: list[GatewayLock] = []
+        try:
+            for lock in locks:
+                lock.acquire()
+                taken.append(lock)
+            await self._serve()
+        finally:
+            for lock in taken:
+                lock.release()
+
+    async def _serve(self) -> None:
+        for home in self.homes:
+            self.profiles.append(await asyncio.to_thread(self._build, home))
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._on_signal)
+        try:
+            for profile in self.profiles:
+                await self._start_platforms(profile)
+            if not any(p.adapters for p in self.profiles):
+                raise UserError("no platform could start: " + "; ".join(
+                    f"{p.home.name}/{n}: {s.detail}" for p in self.profiles
+                    for n, s in p.failed.items()))
+            await self._until_stopped()
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+            await self._shutdown()
+
+    def _build(self, home: Home) -> _Profile:
+        from hermes.config import compose_config
+        from hermes.container import build_runtime
+
+        environ = self.environ | {"HERMES_HOME": str(home.path)}
+        composed = compose_config(home, environ, self.overrides)
+        if not composed.config.platforms.enabled:
+            raise ConfigError(f"profile {home.name} enables no platform — enable the API "
+                              f"server with `hermes -p {home.name} config set platforms "
+                              "api_server`", key="platforms")
+        self.grace = composed.config.gateway.shutdown_grace
+        home.ensure()
+        stack = contextlib.ExitStack()
+        runtime = stack.enter_context(build_runtime(home, composed.config, environ))
+        log = gateway_logger(home, environ)
+        stack.callback(close_logger, log)
+        service = ProfileService(home, runtime, log)
+        return _Profile(home, service, stack)
+
+    async def _start_platforms(self, profile: _Profile) -> None:
+        settings = profile.service.runtime.settings.platforms
+        for name, adapter in build_adapters(settings, profile.service, self.listeners,
+                                            profile.failed):
+            try:
+                await adapter.start(profile.router.handle)
+            except Exception as exc:  # noqa: BLE001 - one platform's failure is reported
+                profile.failed[name] = PlatformState("failed", str(exc))
+                profile.service.log.error("platform failed", extra={"fields": {
+                    "platform": name, "error": str(exc)}})
+                continue
+            profile.router.adapters[name] = adapter
+            profile.adapters.append(adapter)
+            profile.service.log.info("platform started", extra={"fields": {
+                "platform": name, "detail": adapter.status.detail}})
+
+    async def _until_stopped(self) -> None:
+        while not self._stop.is_set():
+            self._write_status("running")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), STATUS_EVERY)
+
+    def _on_signal(self) -> None:
+        self._signals += 1
+        self._stop.set()
+        if self._signals > 1:  # a second signal: stop now
+            for profile in self.profiles:
+                profile.service.interrupt_all()
+            self.listeners.force_all()
+
+    async def _shutdown(self) -> None:
+        for profile in self.profiles:
+            profile.service.draining = True
+        self._write_status("stopping")
+        timer = asyncio.get_running_loop().call_later(self.grace, self._interrupt_turns)
+        try:
+            await asyncio.gather(*(adapter.stop() for p in self.profiles
+                                   for adapter in p.adapters), return_exceptions=True)
+            await asyncio.gather(*(p.router.drain() for p in self.profiles))
+        finally:
+            timer.cancel()
+        for profile in self.profiles:
+            await asyncio.to_thread(profile.stack.close)
+
+    def _interrupt_turns(self) -> None:
+        for profile in self.profiles:
+            count = profile.service.interrupt_all() + profile.router.interrupt_all()
+            if count:
+                profile.service.log.info("grace period over: turns interrupted",
+                                         extra={"fields": {"turns": count}})
+
+    def _write_status(self, state: str) -> None:
+        names = [p.home.name for p in self.profiles]
+        for profile in self.profiles:
+            platforms = {a.name: vars(a.status) for a in profile.adapters}
+            platforms |= {n: vars(s) for n, s in profile.failed.items()}
+            write_status(profile.home, {
+                "pid": os.getpid(), "state": state, "started_at": self.started,
+                "updated_at": time.time(), "profile": profile.home.name,
+                "profiles_in_process": names, "platforms": platforms,
+                "active_turns": profile.service.active_turns + profile.router.active,
+                "sessions": profile.router.session_count})
