@@ -82,9 +82,9 @@ class Gateway:
                     for n, s in p.failed.items()))
             await self._until_stopped()
         finally:
+            await self._shutdown()  # a second signal during it stops at once
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
-            await self._shutdown()
 
     def _build(self, home: Home) -> _Profile:
         from hermes.config import compose_config
