@@ -272,25 +272,20 @@ def offline_env(root: Path, sink: ProxySink) -> dict[str, str]:
     return env
 
 
-def write_ours_profile(home: Path, fake_url: str, port: int, server_key: str) -> None:
-    home.mkdir(parents=True, mode=0o700, exist_ok=True)
-    (home / "config.yaml").write_text(
-        "defaults:\n  - override provider: custom\n  - override platforms: api_server\n"
-        f"provider: {{model: gpt-4o, api_base: {fake_url}, timeout: 30, max_retries: 0}}\n"
-        "platforms:\n  enabled:\n    api_server:\n"
-        f"      settings: {{port: {port}, max_concurrency: {MAX_CONCURRENCY}}}\n")
-    env_file = home / ".env"
-    env_file.write_text(f"CUSTOM_API_KEY={OURS_KEY}\nAPI_SERVER_KEY={server_key}\n")
-    env_file.chmod(0o600)
-
-
 def ours_server(exe: Path, root: Path, fake_url: str, key: str, sink: ProxySink,
                 profiles: tuple[str, ...] = ()) -> Server:
     """Ours on a free port: the default profile, or ``profiles`` served by one process."""
     env, port = offline_env(root, sink), free_port()
     home = Path(env["HERMES_HOME"])
     for profile_home in [home / "profiles" / p for p in profiles] or [home]:
-        write_ours_profile(profile_home, fake_url, port, key)
+        profile_home.mkdir(parents=True, mode=0o700, exist_ok=True)
+        (profile_home / "config.yaml").write_text(
+            "defaults:\n  - override provider: custom\n  - override platforms: api_server\n"
+            f"provider: {{model: gpt-4o, api_base: {fake_url}, timeout: 30, max_retries: 0}}\n"
+            "platforms:\n  enabled:\n    api_server:\n"
+            f"      settings: {{port: {port}, max_concurrency: {MAX_CONCURRENCY}}}\n")
+        (profile_home / ".env").write_text(f"CUSTOM_API_KEY={OURS_KEY}\nAPI_SERVER_KEY={key}\n")
+        (profile_home / ".env").chmod(0o600)
     argv = [str(exe), "gateway", "run"] + (["--profiles", ",".join(profiles)] if profiles else [])
     return Server("ours", argv, env, root.parent / "work", root / "gateway.log", port, key,
                   list(profiles) or ["default"])
@@ -525,75 +520,69 @@ def checks(result: dict[str, Any]) -> list[dict[str, Any]]:
     return verdicts
 
 
-@dataclass
-class Setup:
-    """What every gateway start shares: executables, the fake, the key and the proxy sinks."""
-
-    ours_exe: Path
-    theirs_exe: Path | None
-    fake_url: str
-    key: str
-    sinks: dict[str, ProxySink]
-
-    def server(self, side: str, root: Path, profiles: tuple[str, ...] = ()) -> Server:
-        if side == "ours":
-            return ours_server(self.ours_exe, root, self.fake_url, self.key, self.sinks[side],
-                               profiles)
-        assert self.theirs_exe is not None
-        return theirs_server(self.theirs_exe, root, self.fake_url, self.key, self.sinks[side])
-
-
 def run_benchmark(args: argparse.Namespace, sides: list[str], theirs_exe: Path | None,
                   tmp: Path) -> dict[str, Any]:
     """Everything that starts processes; each is stopped before this returns or raises."""
     (tmp / "work").mkdir()
     notes = tmp / "work" / "notes.txt"
     notes.write_text(f"A small file for the API load benchmark.\nThe token is {TOKEN}.\n")
+    key = "bench-" + secrets.token_hex(13)  # 32 characters: both sides refuse < 16
     sinks = {side: ProxySink() for side in sides}
     servers: list[Server] = []
     result: dict[str, Any] = {"startup_s": {}, "load_memory": {}, "rss": {}}
     fake, fake_url = start_fake(notes)
-    # 32 characters: both sides refuse keys shorter than 16.
-    setup = Setup(args.ours, theirs_exe, fake_url, "bench-" + secrets.token_hex(13), sinks)
+
+    def server(side: str, root: Path, profiles: tuple[str, ...] = ()) -> Server:
+        """A new gateway of ``side`` (not started yet), on the list that ``finally`` stops."""
+        if side == "ours":
+            made = ours_server(args.ours, root, fake_url, key, sinks[side], profiles)
+        else:
+            assert theirs_exe is not None
+            made = theirs_server(theirs_exe, root, fake_url, key, sinks[side])
+        servers.append(made)
+        return made
+
     try:
         for side in sides:
-            servers.append(server := setup.server(side, tmp / side))
-            print(f"[bench] {side}: starting `{server.command}` ...", file=sys.stderr)
-            result["startup_s"][side] = server.start(args.start_timeout)
+            print(f"[bench] {side}: starting `{server(side, tmp / side).command}` ...",
+                  file=sys.stderr)
+            result["startup_s"][side] = servers[-1].start(args.start_timeout)
         clients = [Client(s, notes, args.timeout) for s in servers]
         for client in clients:
             client.warm_up()
         runs = measure_load(clients, args.requests)
         for client in clients:
             client.http.close()
-        for server in servers:
-            result["load_memory"][server.side] = server.memory()
-            server.stop()
+            result["load_memory"][client.server.side] = client.server.memory()
+            client.server.stop()
         for side in sides:
-            profiles = PROFILES if side == "ours" else ()
-            servers.append(server := setup.server(side, tmp / f"{side}-rss", profiles))
-            memory, run = measure_rss(server, notes, args.timeout, args.start_timeout)
+            rss_server = server(side, tmp / f"{side}-rss", PROFILES if side == "ours" else ())
+            memory, run = measure_rss(rss_server, notes, args.timeout, args.start_timeout)
             result["rss"][side] = {"memory": memory, **run.figures(),
                                    "failures": [s.detail for s in run.samples if not s.ok]}
     finally:
-        for server in servers:
-            server.stop()
+        for each in servers:
+            each.stop()
         result["fake"] = stop_fake(fake)
         for sink in sinks.values():
             sink.shutdown()
             sink.server_close()
-    result["load"] = {side: {str(c): run.figures() for c, run in by_c.items()}
-                      for side, by_c in runs.items()}
-    result["samples"] = {side: {str(c): [asdict(s) for s in run.samples]
-                                for c, run in by_c.items()} for side, by_c in runs.items()}
-    result["failures"] = {side: [f"c={c} {s.tag}: {s.detail}" for c, run in by_c.items()
-                                 for s in run.samples if not s.ok]
-                          for side, by_c in runs.items()}
     result["internet"] = {side: sink.seen for side, sink in sinks.items()}
     result["commands"] = [s.command for s in servers]
     result["early_health"] = [f"{s.side}: `{s.command}`: {s.early_health}"
                               for s in servers if s.early_health]
-    return result
+    return result | summarize(runs)
+
+
+def summarize(runs: dict[str, dict[int, Run]]) -> dict[str, Any]:
+    """Figures, raw samples and failures of the load runs, keyed by side and concurrency."""
+    return {"load": {side: {str(c): run.figures() for c, run in by_c.items()}
+                     for side, by_c in runs.items()},
+            "samples": {side: {str(c): [asdict(s) for s in run.samples]
+                               for c, run in by_c.items()} for side, by_c in runs.items()},
+            "failures": {side: [f"c={c} {s.tag}: {s.detail}" for c, run in by_c.items()
+                                for s in run.samples if not s.ok]
+                         for side, by_c in runs.items()}}
 
 
 def main() -> int:
