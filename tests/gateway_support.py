@@ -115,4 +115,5 @@ def wait_listening(gw: Gateway, timeout: float = 60) -> int:
         assert info["pid"] == gw.proc.pid
         if httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200:
             return port
+        time.sleep(0.05)
     raise AssertionError(f"gateway not listening in {timeout} s: {gw.output()}")

@@ -32,6 +32,12 @@ from hermes.home import Home
 STATUS_EVERY = 2.0
 
 
+def _warm_model_layer() -> None:
+    from hermes.models.litellm_client import import_litellm
+
+    import_litellm()
+
+
 class _Profile:
     def __init__(self, home: Home, service: ProfileService, runtime_stack: Any):
         self.home = home
@@ -70,6 +76,7 @@ class Gateway:
     async def _serve(self) -> None:
         for home in self.homes:
             self.profiles.append(await asyncio.to_thread(self._build, home))
+        await asyncio.to_thread(_warm_model_layer)  # the first request must not pay for it
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._on_signal)
@@ -80,6 +87,7 @@ class Gateway:
                 raise UserError("no platform could start: " + "; ".join(
                     f"{p.home.name}/{n}: {s.detail}" for p in self.profiles
                     for n, s in p.failed.items()))
+            self.listeners.ready = True
             await self._until_stopped()
         finally:
             await self._shutdown()  # a second signal during it stops at once

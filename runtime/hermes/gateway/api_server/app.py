@@ -64,9 +64,9 @@ class Served:
     responses: ResponseStore
 
 
-def create_app(served: dict[str, Served]) -> FastAPI:
+def create_app(served: dict[str, Served], ready: Callable[[], bool] = lambda: True) -> FastAPI:
     app = FastAPI(title="Hermes API", docs_url=None, redoc_url=None, openapi_url=None)
-    api = _Api(served)
+    api = _Api(served, ready)
     app.add_exception_handler(WireError, _wire_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, api.internal_error)
     app.add_api_route("/health", api.health, methods=["GET"])
@@ -78,14 +78,19 @@ def create_app(served: dict[str, Served]) -> FastAPI:
 
 
 class _Api:
-    def __init__(self, served: dict[str, Served]):
+    def __init__(self, served: dict[str, Served], ready: Callable[[], bool]):
         self.served = served
+        self.ready = ready
 
-    async def health(self) -> dict[str, Any]:
-        profiles = {name: {"ready": not s.service.draining, "active_turns":
-                           s.service.active_turns} for name, s in self.served.items()}
+    async def health(self) -> JSONResponse:
+        profiles = {name: {"ready": self.ready() and not s.service.draining,
+                           "active_turns": s.service.active_turns}
+                    for name, s in self.served.items()}
+        if not self.ready():
+            return JSONResponse({"status": "starting", "profiles": profiles}, status_code=503)
         ready = all(p["ready"] for p in profiles.values())
-        return {"status": "ok" if ready else "draining", "profiles": profiles}
+        return JSONResponse({"status": "ok" if ready else "draining", "profiles": profiles},
+                            status_code=200 if ready else 503)
 
     async def models(self, request: Request) -> dict[str, Any]:
         allowed = [name for name, s in self.served.items() if _authorized(request, s.key)]
@@ -107,7 +112,10 @@ class _Api:
         return served
 
     def _any_key(self, request: Request) -> None:
-        """401 before anything is read when the key fits no profile here."""
+        """503 while starting; 401 before anything is read when the key fits no profile."""
+        if not self.ready():
+            raise WireError(503, "the gateway is starting; retry in a moment",
+                            "server_starting")
         if not any(_authorized(request, s.key) for s in self.served.values()):
             raise _unauthorized()
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hermes.config.schema import PlatformConfig
@@ -62,11 +62,14 @@ class Listeners:
 
     def __init__(self) -> None:
         self._listeners: dict[tuple[str, int], _Listener] = {}
+        self.ready = False
+        """False until every profile's platforms have started: /health answers 503 and
+        requests are refused with 503 meanwhile."""
 
     async def add(self, host: str, port: int, profile: str, served: Served) -> str:
         listener = self._listeners.get((host, port))
         if listener is None:
-            listener = _Listener(host, port)
+            listener = _Listener(host, port, lambda: self.ready)
             await listener.start()
             self._listeners[(host, port)] = listener
         listener.served[profile] = served
@@ -84,8 +87,9 @@ class Listeners:
 
 
 class _Listener:
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, ready: Callable[[], bool]):
         self.host, self.port = host, port
+        self.ready = ready
         self.served: dict[str, Served] = {}
         self.address = f"{host}:{port}"
         self._server: Any = None
@@ -96,9 +100,9 @@ class _Listener:
 
         sock = _bind(self.host, self.port)
         self.address = _format_address(sock.getsockname())
-        config = uvicorn.Config(create_app(self.served), log_config=None, log_level="warning",
-                                access_log=False, lifespan="off", server_header=False,
-                                timeout_keep_alive=30)
+        config = uvicorn.Config(create_app(self.served, self.ready), log_config=None,
+                                log_level="warning", access_log=False, lifespan="off",
+                                server_header=False, timeout_keep_alive=30)
         self._server = _quiet_server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         for _ in range(200):  # started within 10 s, or its failure is reported
@@ -135,7 +139,9 @@ def _quiet_server(config: Any) -> Any:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off only for sockets that say
+    # they are TCP; left on, every response waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
