@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,10 +30,43 @@ def root(user_home: Path) -> Path:
     return user_home / ".hermes"
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked ``both_modes`` run twice: in-process and through the warm server."""
+    if metafunc.definition.get_closest_marker("both_modes"):
+        metafunc.parametrize("cli_mode", ["in-process", "daemon"], indirect=True)
+
+
 @pytest.fixture
-def environ(user_home: Path) -> dict[str, str]:
-    """A clean environment for one test: only PATH, HOME and locale."""
-    return {"HOME": str(user_home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+def cli_mode(request: pytest.FixtureRequest) -> str:
+    return getattr(request, "param", "in-process")
+
+
+@pytest.fixture
+def environ(user_home: Path, cli_mode: str) -> Iterator[dict[str, str]]:
+    """A clean environment for one test: only PATH, HOME and locale. Chat commands run
+    in-process unless the test runs ``both_modes``; servers it started are stopped."""
+    env = {"HOME": str(user_home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+    if cli_mode == "in-process":
+        env["HERMES_NO_DAEMON"] = "1"
+    yield env
+    stop_servers(user_home)
+
+
+def stop_servers(user_home: Path) -> None:
+    """SIGTERM every hermes server under ``user_home`` and wait for it to go."""
+    import signal
+    import time
+
+    for pid_file in user_home.glob("**/run/daemon.pid"):
+        try:
+            pid = int(pid_file.read_text())
+            os.kill(pid, signal.SIGTERM)
+        except (OSError, ValueError):
+            continue
+        socket_file = pid_file.with_name("daemon.sock")  # removed as the server exits
+        deadline = time.monotonic() + 30
+        while socket_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 Invoke = Callable[..., "subprocess.CompletedProcess[str]"]

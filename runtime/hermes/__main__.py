@@ -1,3 +1,3 @@
-from hermes.cli.main import run
+from hermes.entry import run
 
 run()

@@ -10,8 +10,7 @@ import typer
 
 from hermes import __version__
 from hermes.cli.app import CliState, new_app
-
-PROFILE_FLAGS = ("-p", "--profile")
+from hermes.cli.argv import split_profile_flag
 
 HELP = (
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
@@ -29,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "doctor": ("doctor_cmd", "doctor", False),
     "approvals": ("approvals_cmd", "app", True),
     "gateway": ("gateway_cmd", "app", True),
+    "daemon": ("daemon_cmd", "app", True),
 }
 
 
@@ -67,32 +67,6 @@ def build_app(command: str | None = None) -> typer.Typer:
 def first_command(args: Sequence[str]) -> str | None:
     """The command word of ``args`` (``None`` for help, the version, or nothing)."""
     return next((a for a in args if not a.startswith("-")), None)
-
-
-def split_profile_flag(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-    """Take ``-p NAME`` / ``--profile NAME`` / ``--profile=NAME`` from anywhere before ``--``."""
-    profile: str | None = None
-    rest: list[str] = []
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        token = args[i]
-        if token == "--":
-            rest += args[i:]
-            break
-        if token in PROFILE_FLAGS:
-            if i + 1 >= len(args) or args[i + 1].startswith("-"):
-                sys.stderr.write(f"error: {token} needs a profile name\n")
-                raise SystemExit(2)
-            profile = args[i + 1]
-            i += 2
-            continue
-        if token.startswith("--profile="):
-            profile = token.split("=", 1)[1]
-        else:
-            rest.append(token)
-        i += 1
-    return profile, rest
 
 
 def expand_oneshot(args: list[str]) -> list[str]:

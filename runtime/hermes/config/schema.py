@@ -221,6 +221,23 @@ class GatewayConfig(Section):
     """Seconds running turns may finish after SIGTERM before they are interrupted."""
 
 
+class RuntimeConfig(Section):
+    """How the CLI reaches a warm runtime (``hermes daemon``)."""
+
+    daemon: Literal["auto", "off"] = "auto"
+    """``auto``: ``hermes -z`` and ``hermes chat`` use the profile's warm server, starting
+    it on first use; ``off``: they run in-process (as ``--no-daemon`` does)."""
+    idle_timeout: float = Field(600.0, gt=0)
+    """Seconds without commands after which the server exits."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_booleans(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("daemon"), bool):
+            return {**data, "daemon": "auto" if data["daemon"] else "off"}
+        return data
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -245,6 +262,8 @@ class HermesConfig(Section):
     """Approval of dangerous terminal commands."""
     gateway: GatewayConfig = GatewayConfig()
     """The gateway process."""
+    runtime: RuntimeConfig = RuntimeConfig()
+    """The warm server behind the CLI."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 

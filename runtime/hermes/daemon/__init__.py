@@ -1,0 +1,8 @@
+"""The per-home server that keeps a runtime warm (litellm loaded) for the CLI.
+
+``hermes -z`` and ``hermes chat`` connect to it over a Unix socket in the home and
+hand over their terminal (stdin, stdout, stderr), working directory, environment and
+arguments; the server forks a child of its warm process that runs the very same CLI
+code on them. The client stays thin: it imports neither litellm, Hydra, OmegaConf
+nor the docker SDK.
+"""

@@ -1,0 +1,188 @@
+"""The server: a warm, single-threaded process that forks one child per command.
+
+Start-up imports everything a command needs (litellm above all) and composes the
+home's config once; then it accepts connections on ``run/daemon.sock``. Each
+connection is checked (``SO_PEERCRED``: the same user, before a byte is read),
+then a forked child takes the client's stdin/stdout/stderr, working directory,
+environment and arguments and runs the ordinary CLI on them; the parent goes back
+to accepting. Forking a single-threaded process is safe, and the child shares the
+warm memory copy-on-write.
+
+The server holds ``run/daemon.lock`` for its life (a second one exits at once),
+exits after ``runtime.idle_timeout`` seconds without commands, and steps aside for
+a client of another version or install (``stale``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from typing import Any
+
+from hermes import __version__
+from hermes.daemon import wire
+from hermes.home import Home
+
+LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
+
+
+class Server:
+    def __init__(self, home: Home, idle_timeout: float):
+        self.home = home
+        self.idle_timeout = idle_timeout
+        self.dir = wire.run_dir(home.path)
+        self.children: set[int] = set()
+        self.served = 0
+        self.last_active = time.monotonic()
+        self.stopping = False
+        self.started = time.time()
+        self._lock_fd = -1
+
+    def take_lock(self) -> bool:
+        """False when another server already serves this home."""
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)
+        self._lock_fd = os.open(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._lock_fd)
+            return False
+        return True
+
+    def serve(self) -> None:
+        listener = self._listen()
+        self.last_active = time.monotonic()  # idle time counts from here, not the warm-up
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, lambda *_: setattr(self, "stopping", True))
+        self._write_status()
+        try:
+            while not (self.stopping and not self.children) and not self._idle():
+                self._reap()
+                ready, _, _ = select.select([listener], [], [], 0.5)
+                if ready and not self.stopping:
+                    try:
+                        self._accept(listener)
+                    except OSError as exc:  # nothing a client does stops the server
+                        sys.stderr.write(f"hermes server: a connection failed: {exc}\n")
+        finally:
+            listener.close()
+            for name in ("daemon.sock", PID_FILE, STATUS_FILE):
+                (self.dir / name).unlink(missing_ok=True)
+            os.close(self._lock_fd)  # last: a waiting client may start the next server
+
+    def _listen(self) -> socket.socket:
+        path = wire.socket_path(self.home.path)
+        path.unlink(missing_ok=True)  # a stale socket: we hold the lock, so it is ours
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)
+        try:
+            listener.bind(str(path))
+        finally:
+            os.umask(old_umask)
+        os.chmod(path, 0o600)
+        listener.listen(64)
+        (self.dir / PID_FILE).write_text(f"{os.getpid()}\n")
+        return listener
+
+    def _idle(self) -> bool:
+        return not self.children and time.monotonic() - self.last_active > self.idle_timeout
+
+    def _reap(self) -> None:
+        for pid in list(self.children):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.children.discard(pid)
+                self.last_active = time.monotonic()
+
+    def _accept(self, listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            if peer_uid(conn) != os.getuid():  # checked before a byte is read
+                return
+            conn.settimeout(10)
+            try:
+                hello, fds = wire.receive(conn, max_fds=3)
+            except (OSError, ValueError):
+                return
+            try:
+                self._answer(conn, hello, fds, listener)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+    def _answer(self, conn: socket.socket, hello: dict[str, Any] | None, fds: list[int],
+                listener: socket.socket) -> None:
+        if hello is None:  # a liveness probe (`hermes daemon status`) hung up
+            return
+        if hello.get("protocol") != wire.PROTOCOL or len(fds) != 3:
+            wire.send(conn, {"type": "refused", "message": "unknown request"})
+            return
+        if hello.get("version") != __version__ or hello.get("install") != wire.install_id():
+            wire.send(conn, {"type": "stale"})
+            self.stopping = True  # finish the children, then make room for the new one
+            return
+        self.last_active = time.monotonic()
+        self.served += 1
+        pid = os.fork()
+        if pid == 0:  # the child never returns into the server's loop
+            try:
+                from hermes.daemon.child import run_child
+
+                listener.close()  # the lock and socket stay the server's alone
+                os.close(self._lock_fd)
+                run_child(conn, hello, fds, self.home)
+            finally:
+                os._exit(70)
+        self.children.add(pid)
+        wire.send(conn, {"type": "accepted", "pid": pid})
+        self._write_status()
+
+    def _write_status(self) -> None:
+        status = {"pid": os.getpid(), "started_at": self.started, "version": __version__,
+                  "install": wire.install_id(), "idle_timeout": self.idle_timeout,
+                  "served": self.served}
+        (self.dir / STATUS_FILE).write_text(json.dumps(status) + "\n")
+
+
+def peer_uid(conn: socket.socket) -> int:
+    """The uid of the process at the other end (``SO_PEERCRED``)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", creds)
+    return int(uid)
+
+
+def warm_up(home: Home, environ: dict[str, str]) -> float:
+    """Import what commands need and compose the home's config; the idle timeout."""
+    from hermes.cli import chat_cmd, chat_repl, main  # noqa: F401 - imported to be warm
+    from hermes.config import compose_config
+    from hermes.container import build_runtime  # noqa: F401
+    from hermes.models.litellm_client import import_litellm
+
+    import_litellm()
+    import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
+    timeout = float(compose_config(home, environ).config.runtime.idle_timeout)
+    assert threading.active_count() == 1, "the server must fork from a single thread"
+    return timeout
+
+
+def serve_home(home: Home, environ: dict[str, str]) -> int:
+    """``hermes daemon serve``: serve until idle, stopped or replaced. Exit status."""
+    server = Server(home, idle_timeout=600)
+    if not server.take_lock():
+        sys.stderr.write(f"a hermes server already serves profile {home.name}\n")
+        return 0
+    server.idle_timeout = warm_up(home, environ)
+    server.serve()
+    return 0
