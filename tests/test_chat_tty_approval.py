@@ -12,6 +12,8 @@ import pytest
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 
+pytestmark = pytest.mark.both_modes  # in-process and through the warm server
+
 
 @pytest.fixture
 def chat(root: Path, environ, tmp_path: Path):
