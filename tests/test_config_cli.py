@@ -198,6 +198,11 @@ BAD_PROFILES = {
     "bad interpolation": ("agent:\n  personality: ${}\n", ["agent.personality: "]),
     "unknown extends": ("extends: codr\n", ['extends: no profile or example named "codr"']),
     "hydra key": ("hydra:\n  run:\n    dir: x\n", ["hydra: unknown key"]),
+    "empty required string": ("provider:\n  model: ''\n",
+                              ["provider.model: empty value — set it with "
+                               "`hermes config set provider.model VALUE`"]),
+    "blank required string": ("environment:\n  name: '  '\n", ["environment.name: empty value"]),
+    "blank address": ("provider:\n  api_base: ' '\n", ["provider.api_base: empty value"]),
 }
 
 
@@ -229,6 +234,13 @@ BAD_OVERRIDES = {
     "wrong type": (["agent.max_iterations=0"], {},
                    ["agent.max_iterations: input should be greater than 0"]),
     "empty key": (["=3"], {}, ["bad override '=3'"]),
+    "empty required value": (["provider.model="], {},
+                             ["command line: provider.model=: provider.model: empty value — "
+                              "give it a value: provider.model=VALUE"]),
+    "blank required value": (["provider.model='  '"], {}, ["provider.model: empty value"]),
+    "blank value from the environment": ([], {"HERMES_CONFIG__PROVIDER__MODEL": " "},
+                                         ["environment HERMES_CONFIG__PROVIDER__MODEL",
+                                          "provider.model: empty value — give it a value"]),
     "hydra internals": (["hydra.job.name=x"], {}, ["bad override 'hydra.job.name=x'"]),
     "missing required value": (["provider=custom", "provider.model=my-model"], {},
                                ["conf/provider/custom.yaml): provider.api_base: missing value",
@@ -314,6 +326,10 @@ def test_set_on_a_fresh_home_creates_it_private(hermes, root: Path) -> None:
         (["agent.max_iterations", "lots"],
          ["agent.max_iterations: input should be a valid integer"]),
         (["--", "agent.max_iterations", "-3"], ["agent.max_iterations: input should be greater"]),
+        (["agent.max_iterations", "-5"], ["agent.max_iterations: input should be greater than 0",
+                                          "got -5"]),
+        (["provider.model", ""], ["provider.model: empty value"]),
+        (["provider.model", "  "], ["provider.model: empty value"]),
         (["agent.max_iteratons", "3"], ["agent.max_iteratons: unknown key",
                                         'did you mean "max_iterations"']),
         (["provider", "nope"], ['provider: unknown option "nope"']),
@@ -442,7 +458,7 @@ def test_secret_set_and_unset_keep_other_secrets(hermes, root: Path, profile: Pa
     hermes("config", "set", "TELEGRAM_BOT_TOKEN", "123:abc")
     hermes("config", "set", "OPENAI_API_KEY", SECRET)
     env_file = root / ".env"
-    assert env_file.read_text() == f"OPENAI_API_KEY={SECRET}\nTELEGRAM_BOT_TOKEN=123:abc\n"
+    assert env_file.read_text() == f"TELEGRAM_BOT_TOKEN=123:abc\nOPENAI_API_KEY={SECRET}\n"
     assert hermes("config", "unset", "OPENAI_API_KEY").exit_code == 0
     assert env_file.read_text() == "TELEGRAM_BOT_TOKEN=123:abc\n"
     assert env_file.stat().st_mode & 0o777 == 0o600

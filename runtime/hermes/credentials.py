@@ -32,12 +32,19 @@ def is_secret_key(key: str) -> bool:
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """Parse a ``.env`` file; a missing file is empty."""
+    """Parse a ``.env`` file as python-dotenv does; a missing file is empty.
+
+    Lines it cannot parse are skipped quietly here: ``hermes config set`` and
+    ``config validate`` report them with the file and line number.
+    """
     if not path.exists():
         return {}
-    from dotenv import dotenv_values
+    from dotenv.main import resolve_variables
+    from dotenv.parser import parse_stream
 
-    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    with path.open(encoding="utf-8") as stream:
+        raw = [(b.key, b.value) for b in parse_stream(stream) if b.key is not None]
+    return {k: v for k, v in resolve_variables(raw, override=True).items() if v is not None}
 
 
 def write_env_file(path: Path, values: Mapping[str, str]) -> None:

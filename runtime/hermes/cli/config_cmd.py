@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -84,20 +79,27 @@ def get(ctx: typer.Context, key: str = typer.Argument(..., help="Dotted key, e.g
         out(str(value))
 
 
-@app.command("set")
+@app.command("set", context_settings={"ignore_unknown_options": True})
 def set_(ctx: typer.Context,
          key: str = typer.Argument(..., help="Dotted key, a group name (provider), or a "
                                    "secret name (OPENAI_API_KEY)."),
-         value: str = typer.Argument(..., help="Value, parsed as YAML (3, true, [a, b]).")) -> None:
+         value: str = typer.Argument(..., help="Value, parsed as YAML (3, -5, true, [a, b]); "
+                                     "list keys also take a,b.")) -> None:
     """Set KEY in the profile's config.yaml, keeping comments; secrets go to .env (0600)."""
     from hermes.config.edit import set_value
 
     st = state(ctx)
     home = st.home()
-    where = set_value(home, key, value, st.environ)
-    shown = REDACTED if where.endswith(".env") or is_secret_key(key) else value
-    out(f"{key} = {shown}  ({where})")
+    edit = set_value(home, key, value, st.environ)
+    shown = REDACTED if edit.where.endswith(".env") or is_secret_key(key) else value
+    out(f"{key} = {shown}  ({edit.where})")
+    _notes(edit.notes)
     _note_missing(home, st.environ)
+
+
+def _notes(notes: list[str]) -> None:
+    for note in notes:
+        sys.stderr.write(note + "\n")
 
 
 def _note_missing(home: Any, environ: dict[str, str]) -> None:
@@ -115,8 +117,9 @@ def unset(ctx: typer.Context, key: str = typer.Argument(...)) -> None:
 
     st = state(ctx)
     home = st.home()
-    where = unset_value(home, key, st.environ)
-    out(f"unset {key}  ({where})")
+    edit = unset_value(home, key, st.environ)
+    out(f"unset {key}  ({edit.where})")
+    _notes(edit.notes)
     _note_missing(home, st.environ)
 
 
@@ -155,36 +158,19 @@ def path(ctx: typer.Context) -> None:
 def validate(ctx: typer.Context,
              overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
     """Compose and validate the config; exit code 2 with the problem if invalid."""
+    from hermes.config.dotenv_edit import env_file_notes
+
     composed = _compose(ctx, overrides)
     out(f"ok: {composed.home.config_file} (provider {composed.config.provider.name}, "
         f"model {composed.config.provider.model})")
+    _notes(env_file_notes(composed.home.env_file))
 
 
 @app.command()
 def edit(ctx: typer.Context) -> None:
-    """Open config.yaml in $EDITOR; the file is replaced only if the result is valid."""
-    from hermes.config import compose_config
-    from hermes.fsutil import atomic_write
+    """Open config.yaml in $VISUAL or $EDITOR; the file is replaced only if the result is valid
+    (at a terminal, a failed check offers to re-open the editor)."""
+    from hermes.cli.config_editor import edit_config
 
     st = state(ctx)
-    home = st.home()
-    original = home.config_file.read_text(encoding="utf-8") if home.config_file.exists() else ""
-    fd, tmp = tempfile.mkstemp(suffix=".yaml", prefix="hermes-config-")
-    os.close(fd)
-    Path(tmp).write_text(original, encoding="utf-8")
-    editor = st.environ.get("VISUAL") or st.environ.get("EDITOR") or "vi"
-    subprocess.run([*shlex.split(editor), tmp], check=False, env=home.child_env(st.environ))
-    text = Path(tmp).read_text(encoding="utf-8")
-    if text == original:
-        Path(tmp).unlink()
-        out("no changes")
-        return
-    try:
-        compose_config(home, st.environ, profile_text=text)
-    except ConfigError as exc:
-        raise ConfigError(f"{exc.detail}; your edit is kept in {tmp}, config.yaml is unchanged",
-                          source=exc.source, key=exc.key) from exc
-    home.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write(home.config_file, text, mode=0o600)
-    Path(tmp).unlink()
-    out(f"saved {home.config_file}")
+    out(edit_config(st.home(), st.environ))

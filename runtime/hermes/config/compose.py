@@ -117,7 +117,14 @@ def _validation_error(exc: ValidationError, sources: Sources) -> ConfigError:
     if first["type"] == "missing":
         return ConfigError(f"missing value{suffix}", source=sources.who_set(key) or "config",
                            key=key)
+    if first["type"] == "blank":
+        where = sources.who_set(key) or "config"
+        fix = (f"give it a value: {key}=VALUE" if where.startswith(("command line", "environment"))
+               else f"set it with `hermes config set {key} VALUE`")
+        return ConfigError(f"empty value{suffix} — {fix}", source=where, key=key)
+    hint = " — give a list: [a, b] (or a,b with `hermes config set`)" \
+        if first["type"] == "list_type" else ""
     got = first.get("input")
     shown = REDACTED if is_secret_key(key) else repr(got)
-    return ConfigError(f"{first['msg'].lower()}, got {shown}{suffix}",
+    return ConfigError(f"{first['msg'].lower()}, got {shown}{suffix}{hint}",
                        source=sources.who_set(key), key=key)

@@ -1,68 +1,40 @@
 """Edits to a profile's own ``config.yaml`` that keep its comments and order.
 
 ``set``/``unset`` load the file with ruamel.yaml's round-trip loader, change
-one key, validate the result by composing it, and only then replace the file
-atomically. Secret-shaped keys (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``) go
-to ``.env`` (0600) instead.
+one key (moving the comments around it so none is lost, see
+``yaml_comments``), validate the result by composing it, and only then
+replace the file atomically. Secret-shaped keys (``*_API_KEY``, ``*_TOKEN``,
+``*_SECRET``) go to ``.env`` (0600) instead, edited in place.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from hermes.config.dotenv_edit import set_secret, unset_secret
 from hermes.config.groups import GROUPS
-from hermes.credentials import is_secret_name, read_env_file, write_env_file
+from hermes.config.roundtrip import dump_roundtrip, load_roundtrip
+from hermes.config.values import parse_for_key
+from hermes.config.yaml_comments import remove_entry, set_entry
+from hermes.credentials import is_secret_name
 from hermes.errors import ConfigError, MissingValueError
 from hermes.fsutil import atomic_write
 from hermes.home import Home
 
-
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    return yaml
+__all__ = ["Edit", "dump_roundtrip", "load_roundtrip", "missing_values", "set_value",
+           "unset_value"]
 
 
-def load_roundtrip(text: str, source: str | None = None) -> Any:
-    """Load YAML for editing; errors name ``source`` (the file) and the line."""
-    from ruamel.yaml import CommentedMap
-    from ruamel.yaml.error import YAMLError
+@dataclass(frozen=True)
+class Edit:
+    """Where an edit went, and what the user should know about it."""
 
-    try:
-        doc = _yaml().load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = source
-        if mark is not None:
-            where = f"{source}:{mark.line + 1}" if source else f"line {mark.line + 1}"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"invalid YAML: {problem}", source=where) from exc
-    if doc is None:
-        return CommentedMap()
-    if not isinstance(doc, dict):
-        raise ConfigError("expected a mapping of settings at the top level", source=source)
-    return doc
-
-
-def dump_roundtrip(doc: Any) -> str:
-    buffer = io.StringIO()
-    _yaml().dump(doc, buffer)
-    return buffer.getvalue()
-
-
-def parse_value(text: str) -> Any:
-    """Interpret a command-line value as YAML: ``3`` is an int, ``[a, b]`` a list."""
-    import yaml
-
-    try:
-        return yaml.safe_load(text) if text.strip() else text
-    except yaml.YAMLError:
-        return text
+    where: str
+    """The file changed: the profile's ``config.yaml`` or ``.env``."""
+    notes: list[str] = field(default_factory=list)
+    """Lines for standard error (``note: ...``, ``warning: ...``)."""
 
 
 def _check_key(key: str) -> list[str]:
@@ -72,45 +44,49 @@ def _check_key(key: str) -> list[str]:
     return parts
 
 
-def set_value(home: Home, key: str, value: str, environ: Mapping[str, str]) -> str:
-    """Set ``key`` in the profile (or ``.env`` for secrets). Returns where it went."""
+def set_value(home: Home, key: str, value: str, environ: Mapping[str, str]) -> Edit:
+    """Set ``key`` in the profile (or ``.env`` for secrets)."""
     if is_secret_name(key):
-        values = read_env_file(home.env_file) | {key: value}
-        home.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_env_file(home.env_file, values)
-        return str(home.env_file)
+        return Edit(str(home.env_file), set_secret(home.env_file, key, value))
     parts = _check_key(key)
     doc = _load_profile(home)
+    notes: list[str] = []
     if len(parts) == 1 and parts[0] in GROUPS:
-        _set_choice(doc, parts[0], value)
+        from hermes.config.group_switch import current_option, override_notes
+
+        before = current_option(home, environ, key)
+        _set_choice(doc, key, value)
+        if before != value:
+            notes = override_notes(home, environ, key, value, doc.get(key))
     else:
-        node = doc
-        for part in parts[:-1]:
-            child = node.get(part)
-            if child is None or not isinstance(child, dict):
-                from ruamel.yaml import CommentedMap
-
-                child = node[part] = CommentedMap()
-            node = child
-        node[parts[-1]] = parse_value(value)
+        _set_path(doc, parts, parse_for_key(key, value))
     _validate_and_write(home, doc, environ)
-    return str(home.config_file)
+    return Edit(str(home.config_file), notes)
 
 
-def unset_value(home: Home, key: str, environ: Mapping[str, str]) -> str:
+def _set_path(doc: Any, parts: list[str], value: Any) -> None:
+    """Set ``doc[a][b][c] = value``, creating the missing mappings as one new entry."""
+    node = doc
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if not isinstance(child, dict):
+            for name in reversed(parts[i + 1:]):
+                value = {name: value}
+            set_entry(node, part, value)
+            return
+        node = child
+    set_entry(node, parts[-1], value)
+
+
+def unset_value(home: Home, key: str, environ: Mapping[str, str]) -> Edit:
     """Remove ``key`` from the profile (or ``.env``). Raises if it is not set there."""
     if is_secret_name(key):
-        values = read_env_file(home.env_file)
-        if key not in values:
-            raise ConfigError(f"{key} is not set", source=str(home.env_file))
-        del values[key]
-        write_env_file(home.env_file, values)
-        return str(home.env_file)
+        return Edit(str(home.env_file), unset_secret(home.env_file, key))
     parts = _check_key(key)
     doc = _load_profile(home)
     if len(parts) == 1 and parts[0] in GROUPS and _remove_choice(doc, parts[0]):
         _validate_and_write(home, doc, environ)
-        return str(home.config_file)
+        return Edit(str(home.config_file))
     chain = [doc]
     for part in parts[:-1]:
         child = chain[-1].get(part)
@@ -120,12 +96,14 @@ def unset_value(home: Home, key: str, environ: Mapping[str, str]) -> str:
     if len(chain) != len(parts) or parts[-1] not in chain[-1]:
         raise ConfigError("not set in this profile (see `hermes config explain`)",
                           source=str(home.config_file), key=key)
-    del chain[-1][parts[-1]]
-    for node, part in zip(reversed(chain[:-1]), reversed(parts[:-1]), strict=True):
-        if not node[part]:
-            del node[part]
+    # Remove the highest mapping the removal leaves empty (the emptied parents go too).
+    level = len(parts) - 1
+    while level > 0 and len(chain[level]) == 1:
+        level -= 1
+    tail = remove_entry(chain[level], parts[level], top=level == 0)
+    assert not tail  # only the document may be left empty, and it keeps them as header
     _validate_and_write(home, doc, environ)
-    return str(home.config_file)
+    return Edit(str(home.config_file))
 
 
 def _load_profile(home: Home) -> Any:
@@ -136,6 +114,13 @@ def _load_profile(home: Home) -> Any:
     return load_roundtrip(text, source=str(home.config_file))
 
 
+def _group_of(entry: Any) -> str | None:
+    if isinstance(entry, dict) and len(entry) == 1:
+        (name,) = entry
+        return str(name).removeprefix("override").strip().lstrip("/")
+    return None
+
+
 def _set_choice(doc: Any, group: str, option: str) -> None:
     defaults = doc.get("defaults")
     if defaults is None:
@@ -143,24 +128,23 @@ def _set_choice(doc: Any, group: str, option: str) -> None:
 
         defaults = CommentedSeq()
         doc.insert(0, "defaults", defaults)
-    for i, entry in enumerate(defaults):
-        if isinstance(entry, dict) and len(entry) == 1:
+    for entry in defaults:
+        if _group_of(entry) == group:
             (name,) = entry
-            if str(name).removeprefix("override").strip().lstrip("/") == group:
-                defaults[i] = {name: option}
-                return
-    defaults.append({f"override {group}": option})
+            entry[name] = option  # in place: the entry's comments stay
+            return
+    set_entry(defaults, len(defaults), {f"override {group}": option})
 
 
 def _remove_choice(doc: Any, group: str) -> bool:
-    for i, entry in enumerate(doc.get("defaults") or []):
-        if isinstance(entry, dict) and len(entry) == 1:
-            (name,) = entry
-            if str(name).removeprefix("override").strip().lstrip("/") == group:
-                del doc["defaults"][i]
-                if not doc["defaults"]:
-                    del doc["defaults"]
-                return True
+    defaults: Any = doc.get("defaults") or []
+    for i, entry in enumerate(defaults):
+        if _group_of(entry) == group:
+            if len(defaults) == 1:
+                remove_entry(doc, "defaults", top=True)
+            else:
+                remove_entry(defaults, i)
+            return True
     return False
 
 

@@ -24,12 +24,12 @@ from typing import Any
 
 import yaml
 
+from hermes.config.duplicates import DuplicateKeyFound, StrictLoader
 from hermes.config.groups import GROUPS
 from hermes.errors import ConfigError, did_you_mean, one_of
 from hermes.home import NAME_PATTERN, PROFILES_DIR, Home
 
 LAYERS_ENV = "HERMES_CONFIG_LAYERS"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,9 @@ def read_yaml(path: Path, *, text: str | None = None) -> dict[str, Any]:
         except OSError as exc:
             raise ConfigError(f"cannot read: {exc.strerror}", source=str(path)) from exc
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=StrictLoader)
+    except DuplicateKeyFound as exc:
+        raise exc.duplicate.error(str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""

@@ -7,9 +7,10 @@ YAML never silently does nothing.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from hermes.config.groups import GROUPS
 
@@ -20,15 +21,26 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "empty value")
+    return value
+
+
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
+"""A string with something in it: required names, models and addresses may not be
+empty or only whitespace."""
+
+
 ApiMode = Literal["auto", "chat_completions", "anthropic_messages", "responses", "bedrock_converse"]
 
 
 class FallbackConfig(Section):
-    provider: str
+    provider: NonBlank
     """litellm provider id of the fallback (openai, anthropic, openrouter, ...)."""
-    model: str
+    model: NonBlank
     """Model name at that provider."""
-    api_base: str | None = None
+    api_base: NonBlank | None = None
     """Base URL, for OpenAI-compatible endpoints."""
     api_key: str | None = None
     """Key, by reference: ``${secret:NAME}``."""
@@ -38,13 +50,13 @@ class FallbackConfig(Section):
 
 
 class ProviderConfig(Section):
-    name: str
+    name: NonBlank
     """The option's name (the YAML file under ``conf/provider/``)."""
-    provider: str
+    provider: NonBlank
     """litellm provider id: openai, anthropic, openrouter, ollama, bedrock, ..."""
-    model: str
+    model: NonBlank
     """Model name, e.g. ``gpt-4o`` or ``claude-sonnet-4-5``."""
-    api_base: str | None = None
+    api_base: NonBlank | None = None
     """Base URL; required for custom OpenAI-compatible endpoints."""
     api_key: str | None = None
     """API key, by reference to the home's ``.env``: ``${secret:OPENAI_API_KEY}``."""
@@ -65,7 +77,7 @@ class ProviderConfig(Section):
 
 
 class ToolsetsConfig(Section):
-    name: str
+    name: NonBlank
     """The option's name (the YAML file under ``conf/toolsets/``)."""
     enabled: list[str]
     """Toolsets whose tools the model may see."""
@@ -74,7 +86,7 @@ class ToolsetsConfig(Section):
 
 
 class MemoryConfig(Section):
-    name: str
+    name: NonBlank
     """The option's name (the YAML file under ``conf/memory/``)."""
     backend: Literal["builtin", "none"]
     """Where memories live: ``builtin`` files in the home (MEMORY.md, USER.md and the
@@ -105,7 +117,7 @@ class DockerSettings(Section):
 
 
 class SSHSettings(Section):
-    host: str | None = None
+    host: NonBlank | None = None
     """Host to run commands on."""
     user: str | None = None
     """Login name; defaults to the current user."""
@@ -116,7 +128,7 @@ class SSHSettings(Section):
 
 
 class EnvironmentConfig(Section):
-    name: str
+    name: NonBlank
     """The option's name (the YAML file under ``conf/environment/``)."""
     kind: Literal["local", "docker", "ssh"]
     """Where tools run commands."""
@@ -131,7 +143,7 @@ class EnvironmentConfig(Section):
 
 
 class PlatformConfig(Section):
-    kind: str
+    kind: NonBlank
     """Adapter name (telegram, discord, slack, api_server, ...)."""
     token: str | None = None
     """Credential, by reference: ``${secret:TELEGRAM_BOT_TOKEN}``."""
@@ -142,7 +154,7 @@ class PlatformConfig(Section):
 
 
 class PlatformsConfig(Section):
-    name: str
+    name: NonBlank
     """The option's name (the YAML file under ``conf/platforms/``)."""
     enabled: dict[str, PlatformConfig] = Field(default_factory=dict)
     """Messaging platforms the gateway connects, by name."""
