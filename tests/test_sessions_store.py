@@ -272,6 +272,33 @@ def test_delete_removes_messages_and_index_rows_and_keeps_lineage(db_path: Path,
     assert_consistent(db_path)
 
 
+def test_deleting_messages_after_one_keeps_the_usage_and_the_index_in_sync(
+        db_path: Path, store: SessionStore) -> None:
+    sid = store.create_session("cli", "m")
+    other = store.create_session("cli", "m")
+    first = store.add_message(sid, "user", "keep these apricots")
+    store.add_message(sid, "assistant", "kept", usage=Usage(10, 5, cost_usd=0.5))
+    store.add_message(sid, "user", "forget the quinces")
+    store.add_message(sid, "assistant", "gone", usage=Usage(20, 7, cost_usd=0.25))
+    store.add_message(other, "user", "other quinces")
+    assert store.delete_messages_after(sid, first + 1) == 2
+    assert [m["content"] for m in store.messages(sid)] == ["keep these apricots", "kept"]
+    assert [hit.session_id for hit in store.search("quinces")] == [other]
+    assert store.search("apricots")[0].session_id == sid
+    session = store.get_session(sid)
+    assert session.message_count == 2
+    assert (session.input_tokens, session.output_tokens, session.cost_usd) == (30, 12, 0.75)
+    assert store.delete_messages_after(sid, 0) == 2 and store.messages(sid) == []
+    assert store.get_session(sid).message_count == 0
+    assert store.delete_messages_after(sid, 0) == 0
+    with pytest.raises(SessionNotFound):
+        store.delete_messages_after("nope", 0)
+    conn = raw(db_path)
+    for table in ("messages_fts", "messages_trigram"):
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+    conn.close()
+
+
 def test_prune_deletes_only_sessions_idle_for_longer(db_path: Path, store: SessionStore) -> None:
     old, recent = store.create_session("cli", "m"), store.create_session("cli", "m")
     store.add_message(old, "user", "ancient history")

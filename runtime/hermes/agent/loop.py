@@ -84,6 +84,9 @@ class Agent:
         self._finished = threading.Event()
         """Set when the running model call returns, or by ``interrupt()``."""
         self._user_text = ""
+        self.typed_text: dict[str, str] = {}
+        """What the user typed, by the content of a user message that also carries
+        per-turn hook context (so ``/retry`` sends their words, not the context)."""
 
     def close(self) -> None:
         """The session is over for now: run the session-end hooks."""
@@ -103,8 +106,10 @@ class Agent:
         self.ctx.state.user_request = user_text  # what an approval judge weighs commands against
         if not any(m.get("role") == "user" for m in self.messages):
             self.store.rename(self.session_id, _title_from(user_text))
-        self._append({"role": "user",
-                      "content": f"{user_text}\n\n{context}" if context else user_text})
+        content = f"{user_text}\n\n{context}" if context else user_text
+        if context:
+            self.typed_text[content] = user_text
+        self._append({"role": "user", "content": content})
         usage = Usage()
         unknown_streak = 0
         for iteration in range(1, self.max_iterations + 2):

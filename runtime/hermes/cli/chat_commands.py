@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
+from hermes.agent.transcript import take_back_last_turn
 
 
-def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction,
-                last_user: str | None) -> tuple[Agent, str | None]:
-    """Run ``/command``; returns the (possibly new) agent and the last user message."""
+def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
+                ) -> tuple[Agent, str | None]:
+    """Run ``/command``; returns the (possibly new) agent and a message to send now
+    (``/retry``), if any."""
     name, _, arg = text[1:].partition(" ")
     arg = arg.strip()
     if name == "help":
@@ -19,6 +20,7 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
 
         _say(HELP)
     elif name == "new":
+        agent.close()
         agent = factory.new_session(how)
         _say(f"new session {agent.session_id[:8]}")
     elif name == "model":
@@ -27,11 +29,13 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
         _say("\n".join(f"  {n}" for n in agent.tools.names()) or "  (no tools)")
     elif name == "usage":
         _usage(agent)
-    elif name in ("undo", "retry"):
-        agent, last_user = _undo(agent, factory, how, last_user, retry=name == "retry")
+    elif name == "undo":
+        _undo(agent)
+    elif name == "retry":
+        return agent, _retry(agent)
     else:
         _say(f"unknown command /{name}; /help lists them")
-    return agent, last_user
+    return agent, None
 
 
 def _say(text: str) -> None:
@@ -58,29 +62,24 @@ def _usage(agent: Agent) -> None:
          f"{session.cache_read_tokens} cached; cost {cost}")
 
 
-def _undo(agent: Agent, factory: AgentFactory, how: Interaction, last_user: str | None,
-          *, retry: bool) -> tuple[Agent, str | None]:
-    """Continue in a child session without the last exchange (history stays append-only)."""
-    cut = max((i for i, m in enumerate(agent.messages) if m.get("role") == "user"), default=None)
-    if cut is None:
-        _say("nothing to undo")
-        return agent, last_user
-    undone = agent.messages[cut].get("content")
-    child = fork(agent, factory, how, agent.messages[:cut])
-    if retry and isinstance(undone, str):
-        from hermes.cli.chat_repl import _Printer, _run_interruptibly, _show
-
-        _show(_run_interruptibly(child, undone), _Printer(), how.stream)
-        return child, undone
-    _say("undone the last exchange")
-    return child, last_user
+def _undo(agent: Agent) -> None:
+    """Take the last exchange out of this session (its tokens stay counted)."""
+    if take_back_last_turn(agent) is None:
+        _say("nothing to undo: this session has no exchange yet")
+    else:
+        _say("undone the last exchange")
 
 
-def fork(agent: Agent, factory: AgentFactory, how: Interaction,
-         messages: list[dict[str, Any]]) -> Agent:
-    store = agent.store
-    parent = store.get_session(agent.session_id)
-    child_id = store.create_session(parent.source, agent.model.model, parent_id=parent.id,
-                                    system_prompt=parent.system_prompt)
-    store.add_messages(child_id, [m for m in messages if m.get("role") != "system"])
-    return factory.resume(child_id, how)
+def _retry(agent: Agent) -> str | None:
+    """Take the last exchange out of this session; its message is sent again."""
+    text = take_back_last_turn(agent)
+    if not text:
+        _say("nothing to retry: send a message first")
+        return None
+    _say(f"retrying: {_first_line(text)}")
+    return text
+
+
+def _first_line(text: str, limit: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

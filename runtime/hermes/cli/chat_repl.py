@@ -180,25 +180,25 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     prompt = ChatPrompt(runtime.home.path / ".chat_history")
     sys.stdout.write(f"hermes · {agent.model.model} · session {agent.session_id[:8]} · "
                      "/help for commands\n")
-    last_user: str | None = None
     while True:
         line = prompt.read()
         if line is None or line.strip() in ("/exit", "/quit"):
             break
-        text = line.strip()
-        if not text:
-            continue
-        if text.startswith("/"):
-            agent, last_user = _command(text, agent, factory, how, last_user)
-            continue
-        last_user = text
-        printer.spinner.start()
-        try:
-            result = _run_interruptibly(agent, text)
-        finally:
-            printer.spinner.stop()
-        _show(result, printer, stream)
+        text: str | None = line.strip()
+        if text and text.startswith("/"):
+            agent, text = _command(text, agent, factory, how)
+        if text:
+            _turn(agent, text, printer, stream)
     agent.close()
+
+
+def _turn(agent: Agent, text: str, printer: _Printer, stream: bool) -> None:
+    printer.spinner.start()
+    try:
+        result = _run_interruptibly(agent, text)
+    finally:
+        printer.spinner.stop()
+    _show(result, printer, stream)
 
 
 def _show(result: TurnResult, printer: _Printer, stream: bool) -> None:
@@ -216,8 +216,8 @@ def _show(result: TurnResult, printer: _Printer, stream: bool) -> None:
     sys.stdout.flush()
 
 
-def _command(text: str, agent: Agent, factory: AgentFactory, how: Interaction,
-             last_user: str | None) -> tuple[Agent, str | None]:
+def _command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
+             ) -> tuple[Agent, str | None]:
     from hermes.cli.chat_commands import run_command
 
-    return run_command(text, agent, factory, how, last_user)
+    return run_command(text, agent, factory, how)

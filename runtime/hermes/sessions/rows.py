@@ -103,6 +103,21 @@ def delete_session(conn: sqlite3.Connection, session_id: str, condition: str = "
     return int(deleted)
 
 
+def delete_messages_after(conn: sqlite3.Connection, session_id: str, message_id: int
+                          ) -> int | None:
+    """Inside a transaction: delete ``session_id``'s messages after ``message_id`` (all of
+    them for 0). Their index rows go with them (by trigger) and the message count drops;
+    the usage totals stay, since those tokens were spent. ``None`` if no such session."""
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone() is None:
+        return None
+    deleted = int(conn.execute("DELETE FROM messages WHERE session_id = ? AND id > ?",
+                               [session_id, message_id]).rowcount)
+    conn.execute("UPDATE sessions SET message_count = max(message_count - ?, 0), "
+                 "updated_at = max(coalesce(updated_at, 0), ?) WHERE id = ?",
+                 [deleted, time.time(), session_id])
+    return deleted
+
+
 STALE = "coalesce(updated_at, started_at) < ?"
 
 

@@ -273,6 +273,15 @@ class SessionStore:
 
         return self._guard_session(session_id, lambda: self._write(write))
 
+    def delete_messages_after(self, session_id: str, message_id: int) -> int:
+        """Take back the end of a transcript (``/undo``): delete the session's messages
+        after ``message_id`` (0: all). The usage totals stay. Returns messages deleted."""
+        deleted = self._write(partial(rows.delete_messages_after, session_id=session_id,
+                                      message_id=message_id))
+        if deleted is None:
+            raise SessionNotFound(session_id)
+        return deleted
+
     def add_usage(self, session_id: str, usage: UsageLike) -> None:
         """Add the usage of a model call that produced no message (titles, summaries)."""
         params = rows.Totals().add(usage, messages=0).params(session_id, time.time())

@@ -1,0 +1,50 @@
+"""Editing a session's transcript in place: take back the last turn (``/undo``,
+``/retry``).
+
+This edits the session itself, never a copy: the session keeps its id, and its usage
+totals keep every token spent, including those of a turn taken back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes.agent.loop import GRACE_NOTE, Agent
+from hermes.agent.summary import split_summary
+
+
+def last_turn_start(messages: list[dict[str, Any]]) -> int | None:
+    """Index of the user message that began the last turn; None when there is none.
+
+    The budget's grace note and a compression summary are user messages that no user
+    typed: they never begin a turn.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        content = message.get("content")
+        if message.get("role") != "user" or content == GRACE_NOTE:
+            continue
+        summary = split_summary(content)
+        if summary is None or summary[1].strip():
+            return index
+    return None
+
+
+def take_back_last_turn(agent: Agent) -> str | None:
+    """Remove the last turn (the user's message and everything after it) from the
+    agent's transcript and from its stored session. Returns what the user typed, for
+    ``/retry``; None when there is no turn to take back."""
+    cut = last_turn_start(agent.messages)
+    if cut is None:
+        return None
+    # Every message is persisted as it is appended, so the transcript's tail is the
+    # stored session's tail (the system prompt is stored on the session, not as a row).
+    removed = len(agent.messages) - cut
+    stored = agent.store.messages(agent.session_id)
+    keep = max(len(stored) - removed, 0)
+    agent.store.delete_messages_after(agent.session_id, stored[keep - 1]["id"] if keep else 0)
+    content = agent.messages[cut].get("content")
+    del agent.messages[cut:]
+    text = content if isinstance(content, str) else ""
+    return agent.typed_text.get(text, text)
+
