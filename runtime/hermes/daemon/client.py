@@ -13,7 +13,6 @@ import fcntl
 import os
 import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -33,14 +32,18 @@ def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = 
                ) -> int | None:
     from hermes.cli.argv import MissingProfileName, parse_profile_flag
 
+    if environ.get("HERMES_NO_DAEMON", "") not in ("", "0"):
+        return None
     try:
         home = resolve_home(parse_profile_flag(argv)[0], environ)
     except (HermesError, MissingProfileName):
         return None  # in-process reports it properly
-    if not home.path.is_dir() or daemon_setting(home, environ) == "off":
-        return None
     for _ in range(2):  # a stale server steps aside once
-        sock = connect(home) or start_and_connect(home, environ, verbose)
+        sock = connect(home)  # a running server checks runtime.daemon itself
+        if sock is None:
+            if not home.path.is_dir() or daemon_setting(home, environ) == "off":
+                return None
+            sock = start_and_connect(home, environ, verbose)
         if sock is None:
             _note(verbose, "the hermes server could not start; running in-process")
             return None
@@ -48,6 +51,8 @@ def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = 
             reply = _hand_over(sock, argv, environ)
             if reply.get("type") == "accepted":
                 return follow(sock, int(reply["pid"]))
+            if reply.get("type") == "off":
+                return None  # runtime.daemon is now off: the server has stopped
             if reply.get("type") != "stale":
                 _note(verbose, f"the hermes server refused: {reply.get('message')}")
                 return None
@@ -87,8 +92,10 @@ def connect(home: Home) -> socket.socket | None:
     return sock
 
 
-def start_server(home: Home, environ: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def start_server(home: Home, environ: Mapping[str, str]) -> Any:
     """``hermes daemon serve`` for ``home``, detached, its output in ``logs/daemon.log``."""
+    import subprocess  # only when a server must be started: the common path skips it
+
     home.logs_dir.mkdir(parents=True, exist_ok=True)
     log = os.open(home.logs_dir / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:

@@ -16,6 +16,7 @@ a client of another version or install (``stale``).
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import select
@@ -133,6 +134,12 @@ class Server:
             wire.send(conn, {"type": "stale"})
             self.stopping = True  # finish the children, then make room for the new one
             return
+        from hermes.daemon.client import daemon_setting
+
+        if daemon_setting(self.home, hello.get("environ", {})) == "off":
+            wire.send(conn, {"type": "off"})  # the client runs it in-process
+            self.stopping = True
+            return
         self.last_active = time.monotonic()
         self.served += 1
         pid = os.fork()
@@ -172,9 +179,35 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
 
     import_litellm()
     import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
+
+    _warm_openai_path()
     timeout = float(compose_config(home, environ).config.runtime.idle_timeout)
     assert threading.active_count() == 1, "the server must fork from a single thread"
+    # Children would otherwise walk (and so copy) every warm object on their first
+    # collection: keep them out of the collector's sight.
+    gc.collect()
+    gc.freeze()
     return timeout
+
+
+def _warm_openai_path() -> None:
+    """What litellm's first OpenAI-compatible call loads (~500 modules of the openai SDK,
+    a client, tiktoken's encoding: ~0.4 s), loaded once here so no forked child pays it.
+    It starts no threads."""
+    import openai.resources.chat.completions  # noqa: F401
+    import openai.types.chat  # noqa: F401
+    from openai import OpenAI
+
+    OpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1").chat.completions.create  # noqa: B018
+    # litellm prices each reply by counting tokens with tiktoken's cl100k (~0.2 s to load).
+    import litellm.litellm_core_utils.default_encoding  # noqa: F401
+
+    # Response types whose pydantic schemas are built on first use (~25 ms).
+    from litellm.types.utils import ModelResponse, ModelResponseStream, Usage
+
+    ModelResponse()
+    ModelResponseStream()
+    Usage()
 
 
 def serve_home(home: Home, environ: dict[str, str]) -> int:
