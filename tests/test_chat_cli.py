@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_fake_provider
+from conftest import refused, write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 
 pytestmark = pytest.mark.both_modes  # in-process and through the warm server
@@ -99,3 +99,31 @@ def test_kill_9_mid_turn_loses_nothing_and_the_session_resumes(
     assert resumed.returncode == 0 and resumed.stdout == "resumed fine\n"
     assert [m["role"] for m in llm.requests[2].body["messages"]] == [
         "system", "user", "assistant", "tool", "user"]
+
+
+def test_an_unquoted_question_is_refused_with_the_quoted_form(hermes, configured: Path,
+                                                              llm: FakeLLM) -> None:
+    refused(hermes("-z", "what", "is", "up"), "'is' is not an override",
+            'quote the question: hermes -z "what is up"')
+    refused(hermes("chat", "-q", "what's", "up", "agent.max_iterations=2"),
+            "quote the question: hermes chat -q \"what's up\"")
+    refused(hermes("chat", "hello"), 'to ask one question: hermes -z "hello"')
+    assert llm.requests == []
+
+
+def test_dash_reads_the_question_from_standard_input(hermes_subprocess, hermes,
+                                                     configured: Path, llm: FakeLLM) -> None:
+    llm.push(Reply(text="not much"), Reply(text="still not much"))
+    proc = hermes_subprocess("-z", "-", input="what is up\nin two lines\n")
+    assert proc.returncode == 0 and proc.stdout == "not much\n", proc.stderr
+    assert llm.requests[0].last_user_text == "what is up\nin two lines"
+    assert hermes("chat", "-q", "-", input="and now?").stdout == "still not much\n"
+    assert llm.requests[1].last_user_text == "and now?"
+    refused(hermes("-z", "-", input="  \n"), "-z - read no question from standard input")
+
+
+def test_an_empty_question_is_refused(hermes, configured: Path, llm: FakeLLM) -> None:
+    refused(hermes("-z", ""), "-z needs the question to ask")
+    refused(hermes("chat", "-q", ""), "-q needs the question to ask")
+    refused(hermes("chat", "-q", " \n "), "-q needs the question to ask")
+    assert llm.requests == []

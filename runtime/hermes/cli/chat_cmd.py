@@ -22,7 +22,10 @@ def chat(
     ctx: typer.Context,
     overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP),
     query: str | None = typer.Option(None, "--query", "-q",
-                                     help="Ask once: print only the final answer on stdout."),
+                                     help="Ask once: print only the final answer on stdout "
+                                     "(- reads the question from standard input)."),
+    oneshot: str | None = typer.Option(None, "-z", hidden=True,
+                                       help="-q as given by `hermes -z TEXT`."),
     continue_: bool = typer.Option(False, "--continue", "-c",
                                    help="Continue the most recent session."),
     resume: str | None = typer.Option(None, "--resume", "-r", help="Resume session ID."),
@@ -35,6 +38,13 @@ def chat(
     no_stream: bool = typer.Option(False, "--no-stream", help="Wait for whole replies."),
 ) -> None:
     """Chat with the agent. With -q, answer one question and exit."""
+    from hermes.cli.chat_query import read_question
+
+    if oneshot is not None and query is not None:
+        raise UserError("-z and -q both ask a question; give one")
+    flag = "-z" if oneshot is not None else "-q"
+    query = read_question(query if oneshot is None else oneshot, flag, list(overrides or []),
+                          sys.stdin)
     extra = list(overrides or [])
     if toolsets:
         names = ",".join(t.strip() for t in toolsets.split(",") if t.strip())

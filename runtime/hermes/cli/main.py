@@ -16,7 +16,7 @@ HELP = (
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
     "\b\nGlobal option, accepted anywhere on the command line:\n"
     "  -p, --profile NAME   run with that profile's home\n"
-    "  -z TEXT              one-shot: same as `hermes chat -q TEXT`"
+    "  -z TEXT              one-shot: same as `hermes chat -q TEXT` (-z - reads stdin)"
 )
 COMMANDS: dict[str, tuple[str, str, bool]] = {
     # name: (module under hermes.cli, attribute, is a command group)
@@ -70,12 +70,13 @@ def first_command(args: Sequence[str]) -> str | None:
 
 
 def expand_oneshot(args: list[str]) -> list[str]:
-    """``hermes -z TEXT [...]`` is ``hermes chat -q TEXT [...]``."""
+    """``hermes -z TEXT [...]`` is ``hermes chat -q TEXT [...]`` (as ``chat -z``, so that
+    errors name the flag the user typed)."""
     if args[:1] == ["-z"]:
         if len(args) < 2:
             sys.stderr.write("error: -z needs the question to ask\n")
             raise SystemExit(2)
-        return ["chat", "-q", args[1], *args[2:]]
+        return ["chat", "-z", args[1], *args[2:]]
     return args
 
 
