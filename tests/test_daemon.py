@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,9 @@ def test_no_daemon_flag_env_and_config_run_in_process(daemon_env, root: Path,
     assert server_pid(root) is None and not (root / "run" / "daemon.sock").exists()
 
 
-def test_ctrl_c_in_the_client_interrupts_the_turn(daemon_env, root: Path) -> None:
+@contextmanager
+def slow_on_request(root: Path) -> Iterator[FakeLLM]:
+    """A fake that holds any question containing "slow" until the block ends."""
     release = threading.Event()
 
     def respond(request: RecordedRequest) -> Reply:
@@ -121,6 +124,14 @@ def test_ctrl_c_in_the_client_interrupts_the_turn(daemon_env, root: Path) -> Non
 
     with FakeLLM(fallback=respond, strict=False) as llm:
         write_fake_provider(root, llm.openai_base_url)
+        try:
+            yield llm
+        finally:
+            release.set()
+
+
+def test_ctrl_c_in_the_client_interrupts_the_turn(daemon_env, root: Path) -> None:
+    with slow_on_request(root) as llm:
         hermes(daemon_env, "-z", "warm up")
         client = subprocess.Popen([sys.executable, "-m", "hermes", "-z", "slow question"],
                                   env=daemon_env, text=True, stdout=subprocess.PIPE,
@@ -128,7 +139,6 @@ def test_ctrl_c_in_the_client_interrupts_the_turn(daemon_env, root: Path) -> Non
         llm.wait_for_requests(2, timeout=30)
         client.send_signal(signal.SIGINT)
         out, err = client.communicate(timeout=30)
-        release.set()
     assert client.returncode == 130, err
     assert "interrupting" in err and "session " in err
     session = err.rsplit("session ", 1)[1].split()[0]
@@ -137,15 +147,7 @@ def test_ctrl_c_in_the_client_interrupts_the_turn(daemon_env, root: Path) -> Non
 
 
 def test_a_server_dying_mid_turn_is_one_clear_line(daemon_env, root: Path) -> None:
-    release = threading.Event()
-
-    def respond(request: RecordedRequest) -> Reply:
-        if "slow" in (request.last_user_text or ""):
-            release.wait(30)
-        return Reply(text="pong")
-
-    with FakeLLM(fallback=respond, strict=False) as llm:
-        write_fake_provider(root, llm.openai_base_url)
+    with slow_on_request(root) as llm:
         hermes(daemon_env, "-z", "warm up")
         client = subprocess.Popen([sys.executable, "-m", "hermes", "-z", "slow one"],
                                   env=daemon_env, text=True, stdout=subprocess.PIPE,
@@ -154,7 +156,6 @@ def test_a_server_dying_mid_turn_is_one_clear_line(daemon_env, root: Path) -> No
         for child in _children(server_pid(root) or 0):
             os.kill(child, signal.SIGKILL)
         out, err = client.communicate(timeout=30)
-        release.set()
     assert client.returncode == 1 and out == ""
     assert err.strip().startswith("error: the hermes server stopped") and "Traceback" not in err
     listing = hermes(daemon_env | {"HERMES_NO_DAEMON": "1"}, "sessions", "list")

@@ -202,6 +202,14 @@ class AgentConfig(Section):
     """Context compression (summaries of the earlier conversation)."""
 
 
+def _switch_words(data: Any, key: str, on: str) -> Any:
+    """YAML 1.1 reads an unquoted ``off`` as False and ``on`` as True: take them as
+    the words they were (``off``, or the setting's ``on`` value)."""
+    if isinstance(data, dict) and isinstance(data.get(key), bool):
+        return {**data, key: on if data[key] else "off"}
+    return data
+
+
 class ApprovalsConfig(Section):
     """How dangerous terminal commands are approved (hard-blocked ones never are)."""
 
@@ -218,10 +226,7 @@ class ApprovalsConfig(Section):
     @model_validator(mode="before")
     @classmethod
     def _yaml_booleans(cls, data: Any) -> Any:
-        # YAML 1.1 reads an unquoted `mode: off` as False and `on` as True.
-        if isinstance(data, dict) and isinstance(data.get("mode"), bool):
-            return {**data, "mode": "manual" if data["mode"] else "off"}
-        return data
+        return _switch_words(data, "mode", on="manual")
 
 
 class GatewayConfig(Section):
@@ -245,9 +250,7 @@ class RuntimeConfig(Section):
     @model_validator(mode="before")
     @classmethod
     def _yaml_booleans(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("daemon"), bool):
-            return {**data, "daemon": "auto" if data["daemon"] else "off"}
-        return data
+        return _switch_words(data, "daemon", on="auto")
 
 
 class DisplayConfig(Section):
