@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -48,6 +49,33 @@ def test_oneshot_failure_exits_non_zero(hermes_subprocess, configured: Path, llm
     proc = hermes_subprocess("chat", "-q", "hello")
     assert proc.returncode == 1 and proc.stdout == ""
     assert "error:" in proc.stderr and "auth" in proc.stderr
+    assert "session" not in proc.stderr and session_ids(configured) == []  # nothing answered
+    llm.push(Reply(text="hi"), Fault.authentication())
+    first = hermes_subprocess("-z", "hello again")
+    failed = hermes_subprocess("chat", "--continue", "-q", "and now?")
+    assert failed.returncode == 1 and "session " in failed.stderr
+    assert session_ids(configured) == [first.stderr.split()[-1]]  # an answered one stays
+
+
+def session_ids(home: Path) -> list[str]:
+    db = sqlite3.connect(home / "state.db")
+    try:
+        return [row[0] for row in db.execute("select id from sessions")]
+    finally:
+        db.close()
+
+
+def test_an_unreachable_endpoint_is_named_and_leaves_no_session(hermes, root: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound but not listening: connections are refused
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+        write_fake_provider(root, url)
+        result = hermes("-z", "hello")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"error: cannot reach the model endpoint {url} (connection refused) — check "
+        "`hermes config get provider.api_base` and run `hermes doctor`\n")
+    assert session_ids(root) == []
 
 
 def test_no_credentials_explains_what_to_set(hermes_subprocess) -> None:

@@ -3,6 +3,8 @@ Ctrl-C, slash commands, /exit."""
 
 from __future__ import annotations
 
+import socket
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -15,16 +17,20 @@ from fakellm import FakeLLM, Reply, ToolCall
 pytestmark = pytest.mark.both_modes  # in-process and through the warm server
 
 
+def spawn_chat(environ: dict[str, str], cwd: Path) -> pexpect.spawn:
+    env = environ | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(sys.executable, ["-m", "hermes", "chat"], env=env, cwd=str(cwd),
+                          encoding="utf-8", timeout=60, dimensions=(40, 160))
+    child.expect("/help for commands")
+    return child
+
+
 @pytest.fixture
 def chat(root: Path, environ, tmp_path: Path):
     with FakeLLM() as llm:
         write_fake_provider(root, llm.openai_base_url)
-        env = environ | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-        child = pexpect.spawn(sys.executable, ["-m", "hermes", "chat"], env=env,
-                              cwd=str(tmp_path), encoding="utf-8", timeout=60,
-                              dimensions=(40, 160))
+        child = spawn_chat(environ, tmp_path)
         try:
-            child.expect("/help for commands")
             yield child, llm
         finally:
             child.close(force=True)
@@ -66,3 +72,24 @@ def test_interactive_session(chat, tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_chat_the_model_never_answered_leaves_no_session(root: Path, environ,
+                                                          tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound but not listening: connections are refused
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+        write_fake_provider(root, url)
+        child = spawn_chat(environ, tmp_path)
+        try:
+            child.sendline("hello")
+            child.expect(f"cannot reach the model endpoint {url} \\(connection refused\\)")
+            child.expect("hermes doctor")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert "resume with" not in (child.before or "")
+    db = sqlite3.connect(root / "state.db")
+    assert db.execute("select count(*) from sessions").fetchone() == (0,)
+    db.close()

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
 from fakellm import FakeLLM, Fault, Reply, StreamError, ToolCall, Truncated, Usage
 from hermes.config.schema import FallbackConfig, ProviderConfig
 from hermes.models.caching import with_cache_breakpoints
-from hermes.models.errors import ContextOverflowError, ErrorClass, ModelCallError
+from hermes.models.errors import (
+    ContextOverflowError,
+    ErrorClass,
+    ModelCallError,
+    classify,
+    connect_failure,
+)
 from hermes.models.litellm_client import LiteLLMClient
 from hermes.models.modes import detect_api_mode
 from hermes.models.types import StreamCallbacks
@@ -124,6 +131,39 @@ def test_non_retryable_faults_fail_at_once(fault, kind: ErrorClass) -> None:
         with pytest.raises(ModelCallError) as info:
             client(llm).complete(MESSAGES)
         assert info.value.error_class is kind and len(llm.requests) == 1
+
+
+def test_an_unreachable_endpoint_is_named_with_the_fix_and_fails_fast() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound but not listening: connections are refused
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+        settings = ProviderConfig(name="custom", provider="openai", model="gpt-4o",
+                                  api_base=url, api_key="sk-test", api_mode="chat_completions",
+                                  timeout=5, max_retries=2, retry_backoff=30.0)
+        waits: list[float] = []
+        with pytest.raises(ModelCallError) as info:
+            LiteLLMClient(settings, sleep=waits.append).complete(MESSAGES)
+    assert info.value.error_class is ErrorClass.CONNECTION
+    assert str(info.value) == (
+        f"cannot reach the model endpoint {url} (connection refused) — check "
+        "`hermes config get provider.api_base` and run `hermes doctor`")
+    assert len(waits) == 2 and max(waits) <= 0.25  # the configured retries, short waits
+
+
+def test_connect_failures_are_found_under_generic_errors() -> None:
+    def raised(cause: BaseException) -> BaseException:
+        try:
+            try:
+                raise cause
+            except OSError as exc:
+                raise RuntimeError("Connection error.") from exc
+        except RuntimeError as outer:
+            return outer
+
+    unknown_host = raised(socket.gaierror(-2, "Name or service not known"))
+    assert classify(unknown_host) is ErrorClass.CONNECTION
+    assert connect_failure(unknown_host) == "name or service not known"
+    assert connect_failure(raised(OSError("disk full"))) is None
 
 
 def test_persistent_failure_falls_back_in_order() -> None:

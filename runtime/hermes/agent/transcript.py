@@ -1,7 +1,7 @@
 """Editing a session's transcript in place: take back the last turn (``/undo``,
-``/retry``).
+``/retry``) and discard a session the model never answered.
 
-This edits the session itself, never a copy: the session keeps its id, and its usage
+Both edit the session itself, never a copy: the session keeps its id, and its usage
 totals keep every token spent, including those of a turn taken back.
 """
 
@@ -48,3 +48,23 @@ def take_back_last_turn(agent: Agent) -> str | None:
     text = content if isinstance(content, str) else ""
     return agent.typed_text.get(text, text)
 
+
+
+def discard_if_unanswered(agent: Agent) -> bool:
+    """Delete the agent's session if the model never answered in it (no assistant
+    message) and it cost nothing; True if it was deleted.
+
+    One-shot and interactive chat call this when they end, so a session whose first
+    turn failed before any reply (an unreachable endpoint, a bad key), or that was
+    opened and left without a word, does not pile up as an orphan: there is nothing to
+    resume, and what the user typed is still in their shell or prompt history. A
+    session that spent tokens, or holds an interrupted turn, is kept.
+    """
+    store = agent.store
+    if any(m.get("role") == "assistant" for m in store.messages(agent.session_id)):
+        return False
+    session = store.get_session(agent.session_id)
+    if session.input_tokens or session.output_tokens:
+        return False
+    store.delete_session(agent.session_id)
+    return True

@@ -20,7 +20,9 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
 
         _say(HELP)
     elif name == "new":
-        agent.close()
+        from hermes.cli.chat_repl import end_session
+
+        end_session(agent)
         agent = factory.new_session(how)
         _say(f"new session {agent.session_id[:8]}")
     elif name == "model":

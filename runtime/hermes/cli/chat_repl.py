@@ -10,6 +10,7 @@ from typing import Any
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
+from hermes.agent.transcript import discard_if_unanswered
 from hermes.errors import UserError
 from hermes.models.types import StreamCallbacks, ToolCall
 from hermes.tools.approval import refusal_of
@@ -67,15 +68,24 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
     agent = _open(_factory(runtime), how, resume, continue_)
     result = _run_interruptibly(agent, query)
-    agent.close()
+    kept = end_session(agent)
     if result.exit_reason == "error":
         sys.stderr.write(f"error: {result.error}\n")
     elif result.text:
         sys.stdout.write(result.text.rstrip("\n") + "\n")
     if result.exit_reason == "budget_exhausted":
         sys.stderr.write("note: the iteration budget ran out (raise --max-iterations)\n")
-    sys.stderr.write(f"session {agent.session_id}\n")
+    if kept:
+        sys.stderr.write(f"session {agent.session_id}\n")
     return EXIT_CODES[result.exit_reason]
+
+
+def end_session(agent: Agent) -> bool:
+    """The chat is done with this session: close it, and delete it if the model never
+    answered in it (``discard_if_unanswered``; one-shot, /new and exit alike).
+    True if it was kept."""
+    agent.close()
+    return not discard_if_unanswered(agent)
 
 
 def _show_refusal(outcome: CallOutcome) -> None:
@@ -189,7 +199,7 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
             agent, text = _command(text, agent, factory, how)
         if text:
             _turn(agent, text, printer, stream)
-    agent.close()
+    end_session(agent)
 
 
 def _turn(agent: Agent, text: str, printer: _Printer, stream: bool) -> None:

@@ -7,6 +7,7 @@ this module is cheap and testable without the network.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from hermes.errors import ProviderError
@@ -19,6 +20,8 @@ class ErrorClass(StrEnum):
     OVERLOADED = "overloaded"
     SERVER_ERROR = "server_error"
     TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    """The endpoint could not be reached at all (refused, unknown host, no route)."""
     CONTEXT_OVERFLOW = "context_overflow"
     MODEL_NOT_FOUND = "model_not_found"
     FORMAT_ERROR = "format_error"
@@ -26,7 +29,15 @@ class ErrorClass(StrEnum):
 
 
 RETRYABLE = frozenset({ErrorClass.RATE_LIMIT, ErrorClass.OVERLOADED, ErrorClass.SERVER_ERROR,
-                       ErrorClass.TIMEOUT})
+                       ErrorClass.TIMEOUT, ErrorClass.CONNECTION})
+MAX_CONNECT_BACKOFF = 0.25
+"""Seconds between retries of an endpoint that could not be reached: a refused
+connection is seldom fixed by waiting, so fail fast (at most the configured retries)."""
+_CONNECT_FAILURES = frozenset({"ConnectError", "ConnectTimeout", "ConnectionRefusedError",
+                               "gaierror"})
+"""httpx/socket errors raised while connecting, found in the ``__cause__`` chain under
+litellm's generic ``InternalServerError: Connection error.``"""
+_ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")
 
 _BY_TYPE = {
     "AuthenticationError": ErrorClass.AUTH,
@@ -60,6 +71,8 @@ def classify(exc: BaseException) -> ErrorClass:
         return ErrorClass.CONTEXT_OVERFLOW
     if "insufficient" in text and ("quota" in text or "credit" in text or "balance" in text):
         return ErrorClass.BILLING
+    if connect_failure(exc) is not None:  # litellm reports these as status 500
+        return ErrorClass.CONNECTION
     status = getattr(exc, "status_code", None)
     if status in _BY_STATUS:  # litellm wraps e.g. 402 and 529 in generic classes
         return _BY_STATUS[status]
@@ -67,6 +80,43 @@ def classify(exc: BaseException) -> ErrorClass:
         if cls.__name__ in _BY_TYPE:
             return _BY_TYPE[cls.__name__]
     return ErrorClass.UNKNOWN
+
+
+def connect_failure(exc: BaseException) -> str | None:
+    """Why connecting failed (e.g. ``connection refused``) if ``exc`` or an exception it
+    was raised from is a connect failure; else None."""
+    found: BaseException | None = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if any(cls.__name__ in _CONNECT_FAILURES for cls in type(current).__mro__):
+            found = current  # the deepest one says it best: "[Errno 111] Connection refused"
+        current = current.__cause__ or current.__context__
+    if found is None:
+        return None
+    reason = _ERRNO.sub("", first_line(found))
+    return reason[:1].lower() + reason[1:]
+
+
+def failure_message(exc: BaseException, kind: ErrorClass, *, model: str,
+                    api_base: str | None, config_key: str) -> str:
+    """One line for a failed call. An endpoint that could not be reached is named, with
+    the setting it comes from (``config_key``) and how to check it."""
+    reason = connect_failure(exc) if kind is ErrorClass.CONNECTION else None
+    if reason is None:
+        return f"{model}: {kind.value}: {first_line(exc)}"
+    if api_base is None:  # the provider's own endpoint
+        return (f"cannot reach the model endpoint for {model} ({reason}) — check the "
+                "network and run `hermes doctor`")
+    return (f"cannot reach the model endpoint {api_base} ({reason}) — check "
+            f"`hermes config get {config_key}` and run `hermes doctor`")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (at most 300 characters), else its type."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
 
 
 class ModelCallError(ProviderError):

@@ -20,12 +20,14 @@ from hermes.models import responses_api
 from hermes.models.base import ModelClient
 from hermes.models.caching import with_cache_breakpoints
 from hermes.models.errors import (
+    MAX_CONNECT_BACKOFF,
     RETRYABLE,
     CallCancelledError,
     ContextOverflowError,
     ErrorClass,
     ModelCallError,
     classify,
+    failure_message,
 )
 from hermes.models.modes import detect_api_mode, litellm_model
 from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage
@@ -67,6 +69,8 @@ class Target:
     timeout: float
     max_retries: int
     extra: dict[str, Any] = field(default_factory=dict)
+    api_base_key: str = "provider.api_base"
+    """The setting ``api_base`` comes from, named when the endpoint cannot be reached."""
 
 
 class LiteLLMClient(ModelClient):
@@ -100,7 +104,8 @@ class LiteLLMClient(ModelClient):
         mode = detect_api_mode(settings)
         return Target(litellm_model(fallback.provider, fallback.model, mode), mode,
                       fallback.api_base, fallback.api_key, settings.timeout,
-                      settings.max_retries, settings.extra | fallback.extra)
+                      settings.max_retries, settings.extra | fallback.extra,
+                      "provider.fallbacks")
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  *, stream: bool = False, callbacks: StreamCallbacks | None = None,
@@ -132,12 +137,16 @@ class LiteLLMClient(ModelClient):
                 raise
             except Exception as exc:  # noqa: BLE001 - litellm raises many types; classified here
                 kind = classify(exc)
-                message = f"{target.model}: {kind.value}: {_first_line(exc)}"
+                message = failure_message(exc, kind, model=target.model,
+                                          api_base=target.api_base,
+                                          config_key=target.api_base_key)
                 if kind is ErrorClass.CONTEXT_OVERFLOW:
                     raise ContextOverflowError(message, kind) from exc
                 if kind not in RETRYABLE or attempt == target.max_retries:
                     raise ModelCallError(message, kind) from exc
                 delay = self._backoff(attempt, exc)
+                if kind is ErrorClass.CONNECTION:
+                    delay = min(delay, MAX_CONNECT_BACKOFF)
             # A stream that failed mid-way stays open in a reference cycle inside
             # litellm; if the collector finalizes it during the next request, while this
             # thread holds httpcore's pool lock, the thread deadlocks (encode/httpcore#990).
@@ -308,8 +317,3 @@ def _retry_after(exc: BaseException) -> float | None:
         return float(value) if value else None
     except (TypeError, ValueError):
         return None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
