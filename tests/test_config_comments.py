@@ -10,8 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ok
+from hermes.config.edit import (
+    dump_roundtrip,
+    load_roundtrip,
+    remove_choice,
+    set_choice,
+    set_path,
+    unset_path,
+)
 
 PROFILE = """\
 # Work profile: what differs from the defaults.
@@ -150,3 +161,83 @@ def test_removing_the_first_key_of_a_block_keeps_the_comment_below_it(
     config.write_text(text)
     ok(hermes("config", "unset", "agent.max_iterations"))
     assert config.read_text() == "agent:\n  # the voice\n  personality: terse\n"
+
+
+# --- any sequence of edits keeps every full comment line, in order ---------------------
+
+NESTED = """\
+agent:  # the loop
+  # first in agent
+  max_iterations: 1
+  # before personality
+  personality: p   # short
+# between blocks
+display:
+  # first in display
+  spinner: true
+defaults:
+  # before the first choice
+  - override provider: openai
+  # after the last choice
+"""
+KEYS = [("agent", "max_iterations"), ("agent", "personality"), ("display", "spinner"),
+        ("environment", "timeout"), ("toolsets", "disabled_tools")]
+GROUPS = ["provider", "memory", "toolsets"]
+EDITS = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(KEYS), st.sampled_from([1, "x", ["a", "b"]])),
+    st.tuples(st.just("unset"), st.sampled_from(KEYS), st.none()),
+    st.tuples(st.just("choose"), st.sampled_from(GROUPS), st.sampled_from(["a", "b"])),
+    st.tuples(st.just("unchoose"), st.sampled_from(GROUPS), st.none()),
+)
+
+
+def full_comment_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.lstrip().startswith("#")]
+
+
+def apply(data: dict, edit: tuple) -> None:
+    """What ``edit`` does to the plain data (the reference the YAML must match)."""
+    kind, target, value = edit
+    defaults = data.setdefault("defaults", [])
+    if kind == "set":
+        section = data.get(target[0])
+        if not isinstance(section, dict):
+            section = data[target[0]] = {}
+        section[target[1]] = value
+    elif kind == "unset" and target[1] in data.get(target[0], {}):
+        del data[target[0]][target[1]]
+        if not data[target[0]]:
+            del data[target[0]]
+    elif kind == "choose":
+        entry = next((e for e in defaults if f"override {target}" in e), None)
+        if entry is None:
+            defaults.append({f"override {target}": value})
+        else:
+            entry[f"override {target}"] = value
+    elif kind == "unchoose":
+        data["defaults"] = [e for e in defaults if f"override {target}" not in e]
+    if not data["defaults"]:
+        del data["defaults"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(start=st.sampled_from([PROFILE, NESTED, "# only comments\n# here\n", ""]),
+       edits=st.lists(EDITS, min_size=1, max_size=8))
+def test_no_sequence_of_edits_loses_a_comment_line(start: str, edits: list) -> None:
+    text, expected = start, yaml.safe_load(start) or {}
+    for edit in edits:
+        kind, target, value = edit
+        doc = load_roundtrip(text)
+        if kind == "set":
+            set_path(doc, list(target), value)
+        elif kind == "unset":
+            unset_path(doc, list(target))
+        elif kind == "choose":
+            set_choice(doc, target, value)
+        else:
+            remove_choice(doc, target)
+        text = dump_roundtrip(doc)
+        apply(expected, edit)
+        assert (yaml.safe_load(text) or {}) == expected, text
+        remaining = iter(full_comment_lines(text))
+        assert all(line in remaining for line in full_comment_lines(start)), text

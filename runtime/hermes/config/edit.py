@@ -23,8 +23,8 @@ from hermes.errors import ConfigError, MissingValueError
 from hermes.fsutil import atomic_write
 from hermes.home import Home
 
-__all__ = ["Edit", "dump_roundtrip", "load_roundtrip", "missing_values", "set_value",
-           "unset_value"]
+__all__ = ["Edit", "dump_roundtrip", "load_roundtrip", "missing_values", "remove_choice",
+           "set_choice", "set_path", "set_value", "unset_path", "unset_value"]
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,16 @@ def set_value(home: Home, key: str, value: str, environ: Mapping[str, str]) -> E
         from hermes.config.group_switch import current_option, override_notes
 
         before = current_option(home, environ, key)
-        _set_choice(doc, key, value)
+        set_choice(doc, key, value)
         if before != value:
             notes = override_notes(home, environ, key, value, doc.get(key))
     else:
-        _set_path(doc, parts, parse_for_key(key, value))
+        set_path(doc, parts, parse_for_key(key, value))
     _validate_and_write(home, doc, environ)
     return Edit(str(home.config_file), notes)
 
 
-def _set_path(doc: Any, parts: list[str], value: Any) -> None:
+def set_path(doc: Any, parts: list[str], value: Any) -> None:
     """Set ``doc[a][b][c] = value``, creating the missing mappings as one new entry."""
     node = doc
     for i, part in enumerate(parts[:-1]):
@@ -84,26 +84,31 @@ def unset_value(home: Home, key: str, environ: Mapping[str, str]) -> Edit:
         return Edit(str(home.env_file), unset_secret(home.env_file, key))
     parts = _check_key(key)
     doc = _load_profile(home)
-    if len(parts) == 1 and parts[0] in GROUPS and _remove_choice(doc, parts[0]):
+    if len(parts) == 1 and parts[0] in GROUPS and remove_choice(doc, parts[0]):
         _validate_and_write(home, doc, environ)
         return Edit(str(home.config_file))
+    if not unset_path(doc, parts):
+        raise ConfigError("not set in this profile (see `hermes config explain`)",
+                          source=str(home.config_file), key=key)
+    _validate_and_write(home, doc, environ)
+    return Edit(str(home.config_file))
+
+
+def unset_path(doc: Any, parts: list[str]) -> bool:
+    """Remove ``doc[a][b][c]`` and the mappings that leaves empty; False if it is not set."""
     chain = [doc]
     for part in parts[:-1]:
         child = chain[-1].get(part)
         if not isinstance(child, dict):
-            break
+            return False
         chain.append(child)
-    if len(chain) != len(parts) or parts[-1] not in chain[-1]:
-        raise ConfigError("not set in this profile (see `hermes config explain`)",
-                          source=str(home.config_file), key=key)
-    # Remove the highest mapping the removal leaves empty (the emptied parents go too).
+    if parts[-1] not in chain[-1]:
+        return False
     level = len(parts) - 1
-    while level > 0 and len(chain[level]) == 1:
+    while level > 0 and len(chain[level]) == 1:  # the highest mapping left empty goes
         level -= 1
-    tail = remove_entry(chain[level], parts[level], top=level == 0)
-    assert not tail  # only the document may be left empty, and it keeps them as header
-    _validate_and_write(home, doc, environ)
-    return Edit(str(home.config_file))
+    remove_entry(chain[level], parts[level], top=level == 0)  # only the top may be emptied
+    return True
 
 
 def _load_profile(home: Home) -> Any:
@@ -121,7 +126,8 @@ def _group_of(entry: Any) -> str | None:
     return None
 
 
-def _set_choice(doc: Any, group: str, option: str) -> None:
+def set_choice(doc: Any, group: str, option: str) -> None:
+    """Pick ``option`` for ``group`` in the document's ``defaults`` list."""
     defaults = doc.get("defaults")
     if defaults is None:
         from ruamel.yaml import CommentedSeq
@@ -136,7 +142,8 @@ def _set_choice(doc: Any, group: str, option: str) -> None:
     set_entry(defaults, len(defaults), {f"override {group}": option})
 
 
-def _remove_choice(doc: Any, group: str) -> bool:
+def remove_choice(doc: Any, group: str) -> bool:
+    """Drop ``group``'s entry from the ``defaults`` list; False if it has none."""
     defaults: Any = doc.get("defaults") or []
     for i, entry in enumerate(defaults):
         if _group_of(entry) == group:

@@ -93,14 +93,28 @@ def _add_before_first(container: Container, tail: str) -> None:
         container.ca.comment = [CommentToken("\n" + tail, CommentMark(0)), None]
 
 
+def _leading(value: Any) -> str:
+    """Comment lines between a container's key line and its first entry (at any depth)."""
+    if not isinstance(value, CommentedMap | CommentedSeq) or not len(value):
+        return ""
+    text = ""
+    if value.ca.comment:
+        eol_and_lines, lines = value.ca.comment[0], value.ca.comment[1]
+        if isinstance(eol_and_lines, CommentToken):  # the key line's own comment stays out
+            text += eol_and_lines.value.partition("\n")[2]
+        text += "".join(token.value for token in lines or [])
+    return text + _leading(value[0 if isinstance(value, CommentedSeq) else list(value)[0]])
+
+
 def remove_entry(container: Container, key: Any, *, top: bool = False) -> str:
-    """Delete ``container[key]``, keeping the comment lines that followed it.
+    """Delete ``container[key]``, keeping the comment lines that followed it and those
+    before the first entry inside it.
 
     They go after the previous entry, else before the next one (or, for the
     document, ``top``, to its header). Returns them instead when the container
     is left empty, for the caller to place when it removes the container too.
     """
-    tail = take_tail(end_slot(container, key))
+    tail = _leading(container[key]) + take_tail(end_slot(container, key))
     keys = list(range(len(container))) if isinstance(container, CommentedSeq) else list(container)
     position = keys.index(key)
     del container[key]
