@@ -243,16 +243,16 @@ def test_alias_writes_a_wrapper(hermes, root: Path, tmp_path: Path, environ) -> 
     bin_dir = tmp_path / "bin"
     ok(hermes("profile", "alias", "work", "--bin-dir", str(bin_dir)))
     script = bin_dir / "work"
-    assert script.read_text().endswith('exec hermes -p work "$@"\n')
+    command = script.read_text().splitlines()[-1]
+    assert command.startswith("exec /") and command.endswith(' -p work "$@"')
     assert os.access(script, os.X_OK)
-    # the wrapper really selects the profile
-    fake_bin = tmp_path / "fakebin"
-    fake_bin.mkdir()
-    (fake_bin / "hermes").write_text('#!/bin/sh\necho "$@"\n')
-    (fake_bin / "hermes").chmod(0o755)
-    run = subprocess.run([str(script), "chat"], capture_output=True, text=True,
-                         env=environ | {"PATH": f"{fake_bin}:{environ['PATH']}"}, check=True)
-    assert run.stdout.strip() == "-p work chat"
+    # the wrapper runs this installation's hermes by its path: no hermes on PATH needed
+    bare = environ | {"PATH": "/usr/bin:/bin"}
+    assert subprocess.run(["sh", "-c", "command -v hermes"], env=bare).returncode != 0
+    run = subprocess.run([str(script), "profile", "path"], capture_output=True, text=True,
+                         env=bare, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(root / "profiles" / "work")
     (bin_dir / "mine").write_text("#!/bin/sh\necho mine\n")
     refused(hermes("profile", "alias", "work", "--bin-dir", str(bin_dir), "--as", "mine"),
             "not a hermes alias")
@@ -266,3 +266,96 @@ def test_path(hermes, root: Path) -> None:
     ok(hermes("profile", "create", "work"))
     assert ok(hermes("profile", "path", "work")).strip() == str(root / "profiles" / "work")
     assert ok(hermes("-p", "work", "profile", "path")).strip() == str(root / "profiles" / "work")
+
+
+def test_rename_repoints_profiles_that_extend_it_and_its_aliases(hermes, root: Path,
+                                                                  tmp_path: Path) -> None:
+    ok(hermes("profile", "create", "work", "--from", "coder"))
+    ok(hermes("profile", "create", "scratch", "--from", "work"))
+    scratch = root / "profiles" / "scratch" / "config.yaml"
+    scratch.write_text(scratch.read_text() + "agent:  # mine\n  max_iterations: 7  # seven\n")
+    before = scratch.read_text()
+    bin_dir = tmp_path / "bin"
+    ok(hermes("profile", "alias", "work", "--bin-dir", str(bin_dir)))
+    out = ok(hermes("profile", "rename", "work", "job"))
+    assert f"scratch now extends job ({scratch})" in out
+    assert f"alias {bin_dir / 'work'} now runs hermes -p job" in out
+    assert scratch.read_text() == before.replace("extends: work", "extends: job")
+    assert ok(hermes("-p", "scratch", "config", "get", "toolsets.name")).strip() == "coding"
+    assert " -p job " in (bin_dir / "work").read_text()
+    # a new "work" does not silently take over scratch
+    ok(hermes("profile", "create", "work"))
+    assert "extends: job" in scratch.read_text()
+    assert ok(hermes("-p", "scratch", "config", "get", "toolsets.name")).strip() == "coding"
+
+
+def test_rename_is_all_or_nothing(hermes, root: Path, tmp_path: Path) -> None:
+    ok(hermes("profile", "create", "work", "--from", "coder"))
+    ok(hermes("profile", "create", "scratch", "--from", "work"))
+    ok(hermes("profile", "alias", "work", "--bin-dir", str(tmp_path / "bin")))
+    # a profile whose directory lives inside "work": it cannot be written once work moves
+    inner = root / "profiles" / "work" / "inner"
+    inner.mkdir()
+    (inner / "config.yaml").write_text("extends: work  # inside\n")
+    (root / "profiles" / "nested").symlink_to(inner)
+    files = {p: p.read_bytes() for p in [*root.rglob("*"), tmp_path / "bin" / "work"]
+             if p.is_file()}
+    refused(hermes("profile", "rename", "work", "job"), "profile work: cannot rename to job",
+            str(root / "profiles" / "nested"), "nothing was changed")
+    assert not (root / "profiles" / "job").exists()
+    assert {p: p.read_bytes() for p in files if p.is_file()} == files
+    assert ok(hermes("-p", "scratch", "config", "get", "toolsets.name")).strip() == "coding"
+
+
+def test_delete_refuses_while_other_profiles_extend_it(hermes, root: Path) -> None:
+    ok(hermes("profile", "create", "work", "--from", "coder"))
+    ok(hermes("profile", "create", "scratch", "--from", "work"))
+    ok(hermes("profile", "create", "lab", "--from", "work"))
+    refused(hermes("profile", "delete", "work", "-y"), "profile work: extended by lab, scratch",
+            "--force")
+    refused(hermes("profile", "delete", "work"), "extended by lab, scratch")  # before asking
+    assert (root / "profiles" / "work").is_dir()
+    result = hermes("profile", "delete", "work", "-y", "--force")
+    assert result.exit_code == 0, result.stderr
+    assert 'warning: scratch extends "work"' in result.stderr
+    assert 'warning: lab extends "work"' in result.stderr
+    assert not (root / "profiles" / "work").exists()
+
+
+def test_import_drops_redacted_placeholders_and_names_the_secrets(hermes, root: Path,
+                                                                   tmp_path: Path) -> None:
+    ok(hermes("profile", "create", "work", "--from", "coder"))
+    ok(hermes("-p", "work", "config", "set", "OPENAI_API_KEY", "sk-live-abcdef123456"))
+    with (root / "profiles" / "work" / "config.yaml").open("a") as f:
+        f.write("provider:\n  # the key, by hand\n  api_key: sk-literal-999  # oops\n"
+                "  timeout: 30  # keep me\n")
+    archive = tmp_path / "work.tar.gz"
+    ok(hermes("profile", "export", "work", "-o", str(archive)))
+    out = ok(hermes("profile", "import", str(archive), "--name", "copy"))
+    assert "removed provider.api_key: <redacted> from config.yaml" in out
+    assert "set its secret: hermes -p copy config set OPENAI_API_KEY …" in out
+    config = (root / "profiles" / "copy" / "config.yaml").read_text()
+    assert "<redacted>" not in config and "api_key" not in config
+    assert "  # the key, by hand\n  timeout: 30  # keep me\n" in config
+    assert "override toolsets: coding" in config
+    ok(hermes("-p", "copy", "config", "validate"))
+    ok(hermes("-p", "copy", "config", "set", "OPENAI_API_KEY", "sk-new-abcdef123456"))
+    out = ok(hermes("profile", "import", str(archive), "--name", "again",
+                    env={"OPENAI_API_KEY": "sk-from-env-123456"}))
+    assert "set its secret" not in out
+
+
+def test_a_redacted_placeholder_is_an_error_everywhere(hermes, root: Path) -> None:
+    ok(hermes("profile", "create", "work"))
+    home = root / "profiles" / "work"
+    with (home / "config.yaml").open("a") as f:
+        f.write("provider:\n  api_key: <redacted>\n")
+    refused(hermes("-p", "work", "config", "validate"), str(home / "config.yaml"),
+            "provider.api_key: <redacted> is a placeholder", "hermes config unset provider.api_key")
+    result = hermes("-p", "work", "doctor")
+    assert result.exit_code == 1 and "key present" not in result.stdout
+    assert "provider.api_key: <redacted> is a placeholder" in result.stdout
+    (home / "config.yaml").write_text("# clean\n")
+    (home / ".env").write_text("OPENAI_API_KEY='<redacted>'\n")
+    refused(hermes("-p", "work", "config", "validate"), "OPENAI_API_KEY: is <redacted>",
+            "hermes config set OPENAI_API_KEY")

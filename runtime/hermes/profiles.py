@@ -7,20 +7,16 @@ crash never leaves half a profile and two commands never race.
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import shutil
-import signal
-import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from hermes.credentials import REDACTED, is_reference, is_secret_key, write_env_file
 from hermes.errors import ProfileError, did_you_mean, one_of
 from hermes.fsutil import atomic_write
 from hermes.home import (
@@ -33,16 +29,28 @@ from hermes.home import (
     tombstone_path,
     validate_profile_name,
 )
-
-# What --clone copies; --clone-all copies everything except HISTORY.
-CLONE_ITEMS = ("config.yaml", ".env", "SOUL.md", "skills", "memories", "conf")
-HISTORY_ITEMS = frozenset(
-    {"state.db", "state.db-wal", "state.db-shm", "cron", "logs", "backups", "gateway.pid",
-     ".cache"}
+from hermes.profile_archive import export_profile, import_profile
+from hermes.profile_files import (
+    CLONE_ITEMS,
+    HISTORY_ITEMS,
+    LOCAL_ITEMS,
+    copy_items,
+    finish_new_home,
 )
-# Never copied into or out of another profile.
-LOCAL_ITEMS = frozenset({"profile.json", "profiles", ACTIVE_FILE, ".lock"})
-ALIAS_MARKER = "# hermes profile alias"
+from hermes.profile_links import (
+    META_FILE,
+    Dependant,
+    alias_paths,
+    alias_script,
+    find_dependants,
+    is_alias,
+    meta_text,
+    read_meta,
+    remove_aliases,
+    stop_owned_gateway,
+    write_meta,
+)
+from hermes.rollback import Rollback
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,17 @@ class ProfileInfo:
     description: str
     provider: str
     model: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a profile operation did, for the CLI to print."""
+
+    home: Home
+    done: list[str] = field(default_factory=list)
+    """What else changed (standard output)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user must look at (standard error)."""
 
 
 def _examples() -> dict[str, Path]:
@@ -110,7 +129,7 @@ class ProfileManager:
         home = self.home(name)
         provider, model = peek_model(home, self.environ)
         return ProfileInfo(name, home.path, name == self.active(),
-                           _read_meta(home).get("description", ""), provider, model)
+                           read_meta(home.path).get("description", ""), provider, model)
 
     def infos(self) -> list[ProfileInfo]:
         return [self.info(n) for n in [DEFAULT_PROFILE, *self.names()]]
@@ -118,14 +137,14 @@ class ProfileManager:
     # -- mutations -------------------------------------------------------
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
         from filelock import FileLock
 
         self.profiles_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         with FileLock(str(self.profiles_dir / ".lock"), timeout=30):
             yield
 
-    def _new_name(self, name: str) -> Path:
+    def new_path(self, name: str) -> Path:
         validate_profile_name(name)
         target = self.profiles_dir / name
         if target.exists():
@@ -142,23 +161,23 @@ class ProfileManager:
         description: str = "",
     ) -> Home:
         """Create profile ``name``; see ``hermes profile create --help``."""
-        self._new_name(name)
+        self.new_path(name)
         origin = self._resolve_source(source, clone or clone_all)
-        with self._locked():
-            target = self._new_name(name)
+        with self.locked():
+            target = self.new_path(name)
             staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=self.profiles_dir))
             try:
                 if clone_all and isinstance(origin, Home):
-                    self._copy_items(origin.path, staging, exclude=HISTORY_ITEMS | LOCAL_ITEMS)
+                    copy_items(origin.path, staging, exclude=HISTORY_ITEMS | LOCAL_ITEMS)
                 elif clone and isinstance(origin, Home):
-                    self._copy_items(origin.path, staging, include=CLONE_ITEMS)
+                    copy_items(origin.path, staging, include=CLONE_ITEMS)
                 elif isinstance(origin, Path):  # an example
-                    self._copy_items(origin, staging, exclude=frozenset())
+                    copy_items(origin, staging, exclude=frozenset())
                 elif isinstance(origin, Home):
                     atomic_write(staging / "config.yaml",
                                  f"# Profile {name}: only what differs from {origin.name}.\n"
                                  f"extends: {origin.name}\n")
-                self._finish_new_home(staging, name, source, description)
+                finish_new_home(staging, name, source, description)
                 os.rename(staging, target)
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -183,43 +202,6 @@ class ProfileManager:
                            f" profiles: {one_of(self.names() + [DEFAULT_PROFILE])}; "
                            f"examples: {one_of(examples)}")
 
-    @staticmethod
-    def _copy_items(
-        src: Path,
-        dst: Path,
-        *,
-        include: tuple[str, ...] | None = None,
-        exclude: frozenset[str] = frozenset(),
-    ) -> None:
-        names = include if include is not None else [p.name for p in src.iterdir()]
-        for item in names:
-            path = src / item
-            if item in exclude or item in LOCAL_ITEMS or not path.exists() or path.is_symlink():
-                continue
-            if path.is_dir():
-                shutil.copytree(path, dst / item, symlinks=True)
-            else:
-                shutil.copy2(path, dst / item)
-
-    @staticmethod
-    def _finish_new_home(staging: Path, name: str, source: str | None, description: str) -> None:
-        staging.chmod(0o700)
-        for sub in ("memories", "skills", "logs"):
-            (staging / sub).mkdir(mode=0o700, exist_ok=True)
-        env = staging / ".env"
-        if env.exists():
-            env.chmod(0o600)
-        else:
-            write_env_file(env, {})
-        if not (staging / "config.yaml").exists():
-            atomic_write(staging / "config.yaml",
-                         f"# Profile {name}: settings that differ from the packaged defaults.\n"
-                         "# Pick group options here, e.g.\n"
-                         "# defaults:\n#   - override provider: anthropic\n")
-        meta = {"name": name, "description": description, "created_from": source,
-                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        atomic_write(staging / "profile.json", json.dumps(meta, indent=2) + "\n")
-
     def switch(self, name: str) -> Home:
         """Make ``name`` the sticky active profile; ``default`` clears it."""
         home = self.home(name)
@@ -230,14 +212,19 @@ class ProfileManager:
             atomic_write(self.root / ACTIVE_FILE, name + "\n")
         return home
 
-    def delete(self, name: str) -> list[str]:
-        """Delete a named profile, leaving a tombstone. Returns what it stopped/removed."""
+    def delete(self, name: str, *, force: bool = False) -> Outcome:
+        """Delete a named profile, leaving a tombstone. Refuses while other profiles
+        extend it, unless ``force`` (then they are named in the warnings)."""
         if name == DEFAULT_PROFILE:
             raise ProfileError("the default profile is the root itself and cannot be deleted")
-        with self._locked():
+        with self.locked():
             home = self.home(name)
-            actions = self._stop_owned_gateway(home)
-            actions += self._remove_aliases(home)
+            if not force:
+                self.check_not_extended(name)
+            dependants, warnings = self._dependants(name)
+            warnings += [f'warning: {d.profile} extends "{name}" and will not load until its '
+                         f"extends: changes ({d.config_file})" for d in dependants]
+            done = stop_owned_gateway(home) + remove_aliases(read_meta(home.path))
             trash = self.profiles_dir / f".trash-{name}-{os.getpid()}-{time.time_ns()}"
             os.rename(home.path, trash)
             tomb = tombstone_path(self.root, name)
@@ -245,162 +232,85 @@ class ProfileManager:
             atomic_write(tomb, time.strftime("%Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
             if read_active(self.root) == name:
                 (self.root / ACTIVE_FILE).unlink(missing_ok=True)
-                actions.append("active profile reset to default")
+                done.append("active profile reset to default")
         shutil.rmtree(trash, ignore_errors=True)
-        return actions
+        return Outcome(home, done, warnings)
 
-    @staticmethod
-    def _stop_owned_gateway(home: Home) -> list[str]:
-        """Stop this profile's gateway, only if its pid file names a live process
-        whose ``HERMES_HOME`` is this home; anything else is left alone."""
-        pid_file = home.path / "gateway.pid"
-        try:
-            pid = int(pid_file.read_text().strip())
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            return []
-        if f"HERMES_HOME={home.path}".encode() not in environ:
-            return []
-        os.kill(pid, signal.SIGTERM)
-        return [f"stopped gateway (pid {pid})"]
+    def check_not_extended(self, name: str) -> None:
+        """Refuse (listing them) when other profiles extend ``name``."""
+        dependants, _ = self._dependants(name)
+        if dependants:
+            users = ", ".join(d.profile for d in dependants)
+            raise ProfileError(
+                f"profile {name}: extended by {users} — point their `extends:` elsewhere first "
+                f"(`hermes -p {dependants[0].profile} config edit`), or delete with --force")
 
-    def _remove_aliases(self, home: Home) -> list[str]:
-        removed = []
-        for alias in _read_meta(home).get("aliases", []):
-            path = Path(alias)
-            if path.is_file() and ALIAS_MARKER in path.read_text(errors="replace"):
-                path.unlink()
-                removed.append(f"removed alias {path}")
-        return removed
+    def _dependants(self, name: str) -> tuple[list[Dependant], list[str]]:
+        """Profiles extending ``name``, and warnings about configs nobody can read."""
+        found, unreadable = find_dependants(self.root, self.names(), name)
+        return found, [f"warning: {path}: invalid YAML, not checked for `extends: {name}`"
+                       for path in unreadable]
 
-    def rename(self, old: str, new: str) -> Home:
+    def rename(self, old: str, new: str) -> Outcome:
+        """Rename ``old`` to ``new``; profiles extending it and its alias scripts follow.
+        All or nothing: if any step fails, every file is as it was."""
         if old == DEFAULT_PROFILE:
             raise ProfileError("the default profile cannot be renamed; "
                                "create a named copy with `hermes profile create NAME --clone-all`")
-        with self._locked():
+        with self.locked():
             home = self.home(old)
-            target = self._new_name(new)
-            os.rename(home.path, target)
-            new_home = home_for(self.root, new)
-            meta = _read_meta(new_home) | {"name": new}
-            atomic_write(new_home.meta_file, json.dumps(meta, indent=2) + "\n")
+            target = self.new_path(new)
+            dependants, warnings = self._dependants(old)
+            meta = read_meta(home.path) | {"name": new}
+            aliases = alias_paths(meta.get("aliases", []))
+            try:
+                self._move(home, target, meta, dependants, aliases)
+            except OSError as exc:
+                raise ProfileError(f"profile {old}: cannot rename to {new}: "
+                                   f"{exc.filename or ''}: {exc.strerror or exc} — nothing was "
+                                   "changed; fix that path and retry") from exc
             tombstone_path(self.root, new).unlink(missing_ok=True)
-            if read_active(self.root) == old:
-                atomic_write(self.root / ACTIVE_FILE, new + "\n")
-        return new_home
+        done = [f"{d.profile} now extends {new} ({d.config_file})" for d in dependants]
+        done += [f"alias {script} now runs hermes -p {new}" for script in aliases]
+        return Outcome(home_for(self.root, new), done, warnings)
+
+    def _move(self, home: Home, target: Path, meta: dict[str, Any],
+              dependants: list[Dependant], aliases: list[Path]) -> None:
+        """The steps of a rename, undone together if one fails."""
+        with Rollback() as changes:
+            changes.rename(home.path, target)
+            changes.write(target / META_FILE, meta_text(meta))
+            for dependant in dependants:
+                changes.write(dependant.config_file, dependant.repointed(target.name))
+            for script in aliases:
+                changes.write(script, alias_script(target.name), mode=0o755)
+            if read_active(self.root) == home.name:
+                changes.write(self.root / ACTIVE_FILE, target.name + "\n")
 
     def export(self, name: str, output: Path) -> Path:
         """Write ``name`` as a tar.gz without ``.env``, secrets in config redacted."""
-        home = self.home(name)
-        if output.exists():
-            raise ProfileError(f"{output} already exists; choose another file name")
-        skip = {".env", ".lock", ".cache", "profiles", ACTIVE_FILE, "gateway.pid"}
-        fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.")
-        os.close(fd)
-        try:
-            with tarfile.open(tmp, "w:gz") as tar:
-                for path in sorted(home.path.rglob("*")):
-                    rel = path.relative_to(home.path)
-                    if rel.parts[0] in skip or path.is_symlink() or rel.name.endswith(".lock"):
-                        continue
-                    arcname = f"{name}/{rel}"
-                    if rel == Path("config.yaml"):
-                        _add_bytes(tar, arcname, _redacted_config(path))
-                    else:
-                        tar.add(path, arcname=arcname, recursive=False)
-            os.replace(tmp, output)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return output
+        return export_profile(self.home(name), name, output)
 
-    def import_(self, archive: Path, name: str | None = None) -> Home:
-        """Import an exported archive as a new profile; never overwrites."""
-        if not archive.is_file():
-            raise ProfileError(f"{archive}: no such file")
-        try:
-            with tarfile.open(archive, "r:gz") as tar:
-                members = tar.getmembers()
-                tops = {Path(m.name).parts[0] for m in members if m.name.strip("/")}
-                if len(tops) != 1:
-                    raise ProfileError(f"{archive}: not a profile export (expected one top folder)")
-                top = tops.pop()
-                name = name or top
-                self._new_name(name)
-                with self._locked():
-                    target = self._new_name(name)
-                    staging = Path(tempfile.mkdtemp(prefix=f".import-{name}-",
-                                                    dir=self.profiles_dir))
-                    try:
-                        tar.extractall(staging, filter="data")
-                        os.rename(staging / top, staging / ".content")
-                        content = staging / ".content"
-                        (content / ".env").unlink(missing_ok=True)
-                        self._finish_new_home(content, name, f"import:{archive.name}",
-                                              _read_meta_dir(content).get("description", ""))
-                        os.rename(content, target)
-                    finally:
-                        shutil.rmtree(staging, ignore_errors=True)
-                    tombstone_path(self.root, name).unlink(missing_ok=True)
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise ProfileError(f"{archive}: cannot import: {exc}") from exc
-        return home_for(self.root, name)
+    def import_(self, archive: Path, name: str | None = None) -> Outcome:
+        """Import an exported archive as a new profile; never overwrites. Redacted
+        placeholders are removed from its config (``done`` names them)."""
+        home, dropped = import_profile(self, archive, name)
+        return Outcome(home, [f"removed {key}: <redacted> from config.yaml" for key in dropped])
 
     def alias(self, name: str, bin_dir: Path, alias_name: str | None = None) -> Path:
-        """Write ``bin_dir/<alias>``: a wrapper running ``hermes -p NAME``."""
+        """Write ``bin_dir/<alias>``: a wrapper running this installation's
+        ``hermes -p NAME`` by its absolute path (it works without hermes on PATH)."""
         home = self.home(name)
         alias_name = alias_name or name
         validate_profile_name(alias_name, allow_default=True)
         script = bin_dir / alias_name
-        if script.exists() and ALIAS_MARKER not in script.read_text(errors="replace"):
+        if script.exists() and not is_alias(script):
             raise ProfileError(f"{script} exists and is not a hermes alias; "
                                "choose another name with --as")
         bin_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(script, f'#!/bin/sh\n{ALIAS_MARKER} for "{name}"\n'
-                             f'exec hermes -p {name} "$@"\n', mode=0o755)
+        atomic_write(script, alias_script(name), mode=0o755)
         if not home.is_default:
-            meta = _read_meta(home)
+            meta = read_meta(home.path)
             meta["aliases"] = sorted(set(meta.get("aliases", [])) | {str(script)})
-            atomic_write(home.meta_file, json.dumps(meta, indent=2) + "\n")
+            write_meta(home.path, meta)
         return script
-
-
-def _read_meta(home: Home) -> dict:
-    return _read_meta_dir(home.path)
-
-
-def _read_meta_dir(path: Path) -> dict:
-    try:
-        data = json.loads((path / "profile.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _redacted_config(path: Path) -> bytes:
-    from hermes.config.edit import dump_roundtrip, load_roundtrip
-
-    doc = load_roundtrip(path.read_text(encoding="utf-8"))
-    _redact_in_place(doc)
-    return dump_roundtrip(doc).encode("utf-8")
-
-
-def _redact_in_place(node: object) -> None:
-    """Replace literal secrets (``api_key: sk-...``) in a round-trip YAML tree."""
-    if isinstance(node, dict):
-        for key, value in list(node.items()):
-            if isinstance(value, dict | list):
-                _redact_in_place(value)
-            elif value not in (None, "") and is_secret_key(str(key)) and not is_reference(value):
-                node[key] = REDACTED
-    elif isinstance(node, list):
-        for item in node:
-            _redact_in_place(item)
-
-
-def _add_bytes(tar: tarfile.TarFile, arcname: str, data: bytes) -> None:
-    info = tarfile.TarInfo(arcname)
-    info.size = len(data)
-    info.mtime = int(time.time())
-    info.mode = 0o644
-    tar.addfile(info, io.BytesIO(data))

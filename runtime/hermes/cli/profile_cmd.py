@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from hermes.cli.app import console, new_app, out, state
 from hermes.errors import ProfileError
+
+if TYPE_CHECKING:
+    from hermes.profiles import Outcome
 
 app = new_app("Manage profiles: isolated homes with their own config, secrets, memory and "
               "sessions.")
@@ -87,26 +92,33 @@ def delete(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="Profile to delete."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    force: bool = typer.Option(False, "--force", help="Delete it even though other profiles "
+                               "extend it (they stop loading until their extends: changes)."),
 ) -> None:
-    """Delete a profile and everything in it. Asks you to type the name unless -y."""
+    """Delete a profile and everything in it. Asks you to type the name unless -y.
+    Refuses while other profiles extend it, unless --force."""
     manager = state(ctx).manager()
     home = manager.home(name)
+    if not force:
+        manager.check_not_extended(name)
     if not yes:
         typed = typer.prompt(f"This deletes {home.path} and all its data. Type the profile "
                              "name to confirm", default="", show_default=False)
         if typed != name:
             raise ProfileError("confirmation did not match; nothing deleted")
-    for action in manager.delete(name):
-        out(action)
+    outcome = manager.delete(name, force=force)
+    _report(outcome)
     out(f"deleted profile {name}")
 
 
 @app.command()
 def rename(ctx: typer.Context, old: str = typer.Argument(...), new: str = typer.Argument(...)
            ) -> None:
-    """Rename a profile (the active marker follows it)."""
-    home = state(ctx).manager().rename(old, new)
-    out(f"renamed {old} -> {new} ({home.path})")
+    """Rename a profile. The active marker, the `extends:` of profiles that extend it
+    and its alias scripts follow; if any of that fails, nothing changes."""
+    outcome = state(ctx).manager().rename(old, new)
+    out(f"renamed {old} -> {new} ({outcome.home.path})")
+    _report(outcome)
 
 
 @app.command()
@@ -127,10 +139,20 @@ def import_(
     archive: Path = typer.Argument(..., help="An archive made by `hermes profile export`."),
     name: str | None = typer.Option(None, "--name", help="Profile name; the archive's by default."),
 ) -> None:
-    """Import an exported profile. Refuses to overwrite an existing one."""
-    home = state(ctx).manager().import_(archive, name)
-    out(f"imported profile {home.name} at {home.path}; add its secrets with "
-        f"`hermes -p {home.name} config set NAME_API_KEY ...`")
+    """Import an exported profile. Refuses to overwrite an existing one. Secrets were
+    not exported: `<redacted>` placeholders are removed and the secrets to set are named."""
+    from hermes.profile_archive import secrets_to_set
+
+    st = state(ctx)
+    outcome = st.manager().import_(archive, name)
+    home = outcome.home
+    out(f"imported profile {home.name} at {home.path}")
+    _report(outcome)
+    needed = secrets_to_set(home, st.environ)
+    if needed is None:
+        out(f"check it with `hermes -p {home.name} doctor`")
+    for secret in needed or []:
+        out(f"set its secret: hermes -p {home.name} config set {secret} …")
 
 
 @app.command()
@@ -153,3 +175,10 @@ def path(ctx: typer.Context, name: str | None = typer.Argument(None)) -> None:
     """Print a profile's home directory (the current one by default)."""
     st = state(ctx)
     out(str(st.manager().home(name).path if name else st.home().path))
+
+
+def _report(outcome: Outcome) -> None:
+    for line in outcome.done:
+        out(line)
+    for line in outcome.warnings:
+        sys.stderr.write(line + "\n")

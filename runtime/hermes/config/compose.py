@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from hermes.config.cache import ComposeCache, cache_key
 from hermes.config.layers import Layer, layer_choices, load_layers, option_file
 from hermes.config.overrides import Override, cli_overrides, env_overrides, quick_split
+from hermes.config.placeholders import check_placeholders
 from hermes.config.resolve import resolve
 from hermes.config.schema import GROUPS, HermesConfig
 from hermes.config.sources import Choice, Sources, build_sources
@@ -66,6 +67,7 @@ def compose_config(
         raw = hydra_compose(layers, choices, key_overrides, sources)
     assert sources is not None
     resolved, display = resolve(raw, Secrets(home.env_file, environ), sources)
+    check_placeholders(raw, resolved, sources, home.env_file)
     try:
         config = HermesConfig.model_validate(resolved)
     except ValidationError as exc:
