@@ -13,7 +13,7 @@ import pytest
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 from hermes.agent.factory import Interaction
-from hermes.agent.loop import FORCED_ANSWER, GRACE_NOTE, Agent
+from hermes.agent.loop import FORCED_ANSWER, GRACE_NOTE, INTERRUPTED_NOTE, Agent
 from hermes.agent.repair import repair_messages
 from hermes.config import compose_config
 from hermes.container import build_runtime
@@ -150,6 +150,27 @@ def test_interrupt_cancels_unstarted_calls_and_the_session_goes_on(runtime, llm)
     assert repair_messages(agent.messages) == agent.messages  # already valid
     llm.push(Reply(text="still here"))
     assert agent.run_turn("are you there?").text == "still here"
+
+
+def test_an_interrupted_message_stays_its_own_turn(runtime, llm: FakeLLM) -> None:
+    llm.push(Reply(text="far too slow", delay=30))
+    agent = new_agent(runtime)
+    results: list[object] = []
+    turn = threading.Thread(target=lambda: results.append(agent.run_turn("a slow question")))
+    turn.start()
+    llm.wait_for_requests(1, timeout=30)
+    agent.interrupt()
+    turn.join(timeout=30)
+    assert [r.exit_reason for r in results] == ["interrupted"]  # type: ignore[attr-defined]
+    llm.push(Reply(text="still here"))
+    assert agent.run_turn("are you there?").text == "still here"
+    sent = llm.requests[-1].body["messages"]
+    assert [(m["role"], m["content"]) for m in sent[1:]] == [
+        ("user", "a slow question"), ("assistant", INTERRUPTED_NOTE),
+        ("user", "are you there?")]
+    stored = runtime.container.sessions().messages(agent.session_id)
+    assert [(m["role"], m["content"]) for m in stored] == [
+        *((m["role"], m["content"]) for m in sent[1:]), ("assistant", "still here")]
 
 
 def test_hook_context_goes_into_the_user_message_not_the_system_prompt(runtime, llm) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
+from hermes.agent.loop import INTERRUPTED_NOTE
 
 pytestmark = pytest.mark.both_modes  # in-process and through the warm server
 
@@ -36,7 +37,7 @@ def chat(root: Path, environ, tmp_path: Path):
             child.close(force=True)
 
 
-def test_interactive_session(chat, tmp_path: Path) -> None:
+def test_interactive_session(chat, root: Path, tmp_path: Path) -> None:
     child, llm = chat
     llm.push(Reply(text="Hello from the fake model"))
     child.sendline("hello")
@@ -61,17 +62,32 @@ def test_interactive_session(chat, tmp_path: Path) -> None:
     llm.push(Reply(text="still here after Ctrl-C"))
     child.sendline("are you there?")
     child.expect("still here after Ctrl-C")
-    # the interrupted question stays in the transcript, merged with the next one
-    assert llm.requests[-1].last_user_text == "a slow question\n\nare you there?"
+    # the interrupted question stays in the transcript as a turn of its own
+    sent = [(m["role"], m["content"]) for m in llm.requests[-1].body["messages"][-3:]]
+    assert sent == [("user", "a slow question"), ("assistant", INTERRUPTED_NOTE),
+                    ("user", "are you there?")]
 
+    llm.push(Reply(text="a retried answer"))
+    child.sendline("/retry")
+    child.expect("retrying: are you there")
+    child.expect("a retried answer")
+    assert llm.requests[-1].body["messages"][-1]["content"] == "are you there?"
+    child.sendline("/undo")
+    child.expect("undone the last exchange")
     child.sendline("/help")
     child.expect("/retry")
     child.sendline("/usage")
-    child.expect("tokens: ")
+    child.expect(r"tokens: 50 in, 25 out")  # every answered call, /retry and /undo too
     child.sendline("/exit")
+    child.expect(r"session ([0-9a-f]{32}) — resume with hermes chat --resume ([0-9a-f]{32})")
+    session_id = child.match.group(1)
+    assert child.match.group(2) == session_id
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    db = sqlite3.connect(root / "state.db")
+    assert db.execute("select id from sessions").fetchall() == [(session_id,)]
+    db.close()
 
 
 def test_a_chat_the_model_never_answered_leaves_no_session(root: Path, environ,

@@ -30,6 +30,9 @@ ExitReason = Literal["completed", "budget_exhausted", "interrupted", "error"]
 GRACE_NOTE = ("[The tool-call budget for this turn is used up. Answer now with what you "
               "have, without calling any tool.]")
 FORCED_ANSWER = "I ran out of steps before finishing this task. Here is where I stopped."
+INTERRUPTED_NOTE = "[The user interrupted this turn before it finished.]"
+"""Ends an interrupted turn in the transcript: the next message is a turn of its own (not
+merged into the interrupted one and sent again), and the model sees what happened."""
 MAX_UNKNOWN_TOOL_RETRIES = 3
 MIN_PREVIEW_CHARS = 2_000
 """Even past the turn's budget, each result keeps a preview this long."""
@@ -119,7 +122,7 @@ class Agent:
             try:
                 reply = self._call_model_fitting()
             except CallCancelledError:
-                return self._ended(TurnResult("", "interrupted", iteration, usage))
+                return self._interrupted("", iteration, usage)
             except ModelCallError as exc:
                 return self._failed(str(exc), iteration, usage)
             usage = usage + reply.usage
@@ -128,7 +131,7 @@ class Agent:
             self._append(reply.as_message(), reply)
             outcomes = self._run_tools(list(reply.tool_calls))
             if self.interrupted.is_set():
-                return self._ended(TurnResult(reply.content, "interrupted", iteration, usage))
+                return self._interrupted(reply.content, iteration, usage)
             unknown = all(self.tools.get(c.name) is None for c in reply.tool_calls)
             unknown_streak = unknown_streak + 1 if unknown else 0
             if unknown_streak > MAX_UNKNOWN_TOOL_RETRIES:
@@ -218,6 +221,10 @@ class Agent:
         self._append({"role": "assistant", "content": reply.content}, reply)
         return TurnResult(reply.content, "budget_exhausted" if grace else "completed",
                           iteration, usage)
+
+    def _interrupted(self, text: str, iteration: int, usage: Usage) -> TurnResult:
+        self._append({"role": "assistant", "content": INTERRUPTED_NOTE})
+        return self._ended(TurnResult(text, "interrupted", iteration, usage))
 
     def _failed(self, error: str, iteration: int, usage: Usage) -> TurnResult:
         return self._ended(TurnResult("", "error", iteration, usage, error=error))

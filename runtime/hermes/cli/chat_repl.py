@@ -199,7 +199,10 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
             agent, text = _command(text, agent, factory, how)
         if text:
             _turn(agent, text, printer, stream)
-    end_session(agent)
+    if end_session(agent):
+        profile = "" if runtime.home.is_default else f"-p {runtime.home.name} "
+        sys.stderr.write(f"session {agent.session_id} — resume with "
+                         f"hermes {profile}chat --resume {agent.session_id}\n")
 
 
 def _turn(agent: Agent, text: str, printer: _Printer, stream: bool) -> None:
