@@ -8,7 +8,8 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,8 @@ def test_overrides_and_flags_apply_for_one_run(hermes, configured: Path, llm) ->
 
 
 def test_kill_9_mid_turn_loses_nothing_and_the_session_resumes(
-        hermes_subprocess, environ, configured: Path, llm: FakeLLM, tmp_path: Path) -> None:
+        hermes_subprocess, environ, cli_mode: str, configured: Path, llm: FakeLLM,
+        tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("A")
     llm.push(Reply(tool_calls=[ToolCall("read_file", {"path": str(tmp_path / "a.txt")})]),
              Reply(text="never arrives", delay=60))
@@ -118,15 +120,28 @@ def test_kill_9_mid_turn_loses_nothing_and_the_session_resumes(
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     db = sqlite3.connect(configured / "state.db")
+    # Through the warm server, its worker sees the client go and interrupts the turn,
+    # which ends with an interrupted note; a process killed in-process writes nothing more.
+    interrupted = cli_mode == "daemon"
+    if interrupted:
+        wait_until(lambda: db.execute("select end_reason from sessions").fetchone()
+                   == ("interrupted",))
     assert db.execute("pragma integrity_check").fetchone() == ("ok",)
     roles = [r[0] for r in db.execute("select role from messages order by id")]
-    assert roles == ["user", "assistant", "tool"]
+    assert roles == ["user", "assistant", "tool"] + ["assistant"] * interrupted
     db.close()
     llm.push(Reply(text="resumed fine"))
     resumed = hermes_subprocess("chat", "--continue", "-q", "go on")
     assert resumed.returncode == 0 and resumed.stdout == "resumed fine\n"
     assert [m["role"] for m in llm.requests[2].body["messages"]] == [
-        "system", "user", "assistant", "tool", "user"]
+        "system", "user", "assistant", "tool", *["assistant"] * interrupted, "user"]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
 
 
 def test_an_unquoted_question_is_refused_with_the_quoted_form(hermes, configured: Path,

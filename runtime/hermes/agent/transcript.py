@@ -49,7 +49,6 @@ def take_back_last_turn(agent: Agent) -> str | None:
     return agent.typed_text.get(text, text)
 
 
-
 def discard_if_unanswered(agent: Agent) -> bool:
     """Delete the agent's session if the model never answered in it (no assistant
     message) and it cost nothing; True if it was deleted.
