@@ -30,7 +30,9 @@ def chat(
                                    help="Continue the most recent session."),
     resume: str | None = typer.Option(None, "--resume", "-r", help="Resume session ID."),
     toolsets: str | None = typer.Option(None, "--toolsets", "-t",
-                                        help="Comma-separated toolsets for this run."),
+                                        help="Toolsets for this run: a toolsets option "
+                                        "(coding, default, minimal, research) or toolset "
+                                        "names (file,terminal)."),
     max_iterations: int | None = typer.Option(None, "--max-iterations", min=1,
                                               help="Model calls per turn before the grace call."),
     yolo: bool = typer.Option(False, "--yolo", help="Run dangerous commands without asking "
@@ -46,9 +48,9 @@ def chat(
     query = read_question(query if oneshot is None else oneshot, flag, list(overrides or []),
                           sys.stdin)
     extra = list(overrides or [])
-    if toolsets:
+    if toolsets is not None:  # an option (coding) or toolset names; composition checks them
         names = ",".join(t.strip() for t in toolsets.split(",") if t.strip())
-        extra.append(f"toolsets.enabled=[{names}]")
+        extra.append(f"toolsets={names}")
     if max_iterations:
         extra.append(f"agent.max_iterations={max_iterations}")
     if continue_ and resume:

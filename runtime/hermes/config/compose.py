@@ -15,12 +15,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from hermes.config.cache import ComposeCache, cache_key
-from hermes.config.layers import Layer, layer_choices, load_layers, option_file
+from hermes.config.layers import (
+    Layer,
+    available_options,
+    layer_choices,
+    load_layers,
+    option_file,
+)
 from hermes.config.overrides import Override, cli_overrides, env_overrides, quick_split
 from hermes.config.placeholders import check_placeholders
 from hermes.config.resolve import resolve
 from hermes.config.schema import GROUPS, HermesConfig
 from hermes.config.sources import Choice, Sources, build_sources
+from hermes.config.toolset_names import normalise_toolsets
 from hermes.credentials import REDACTED, Secrets, is_secret_key, redact_tree
 from hermes.errors import ConfigError, did_you_mean
 from hermes.home import Home
@@ -55,7 +62,8 @@ def compose_config(
     naming the file and key) on any problem.
     """
     layers = load_layers(home, environ, profile_text=profile_text)
-    requested = env_overrides(environ) + cli_overrides(list(overrides))
+    requested = normalise_toolsets(env_overrides(environ) + cli_overrides(list(overrides)),
+                                   lambda: available_options(layers, "toolsets"))
     cache = ComposeCache(home) if profile_text is None else None
     raw, sources, key = _from_cache(cache, layers, requested)
     if raw is None:
@@ -124,6 +132,8 @@ def _validation_error(exc: ValidationError, sources: Sources) -> ConfigError:
         fix = (f"give it a value: {key}=VALUE" if where.startswith(("command line", "environment"))
                else f"set it with `hermes config set {key} VALUE`")
         return ConfigError(f"empty value{suffix} — {fix}", source=where, key=key)
+    if first["type"] == "unknown_name":
+        return ConfigError(f"{first['msg']}{suffix}", source=sources.who_set(key), key=key)
     hint = " — give a list: [a, b] (or a,b with `hermes config set`)" \
         if first["type"] == "list_type" else ""
     got = first.get("input")

@@ -6,7 +6,7 @@ command-line overrides:
 =========================  ==========================================
 ``HERMES_PROVIDER``        group choice ``provider=<value>``
 ``HERMES_MODEL``           ``provider.model=<value>``
-``HERMES_TOOLSETS``        group choice ``toolsets=<value>``
+``HERMES_TOOLSETS``        ``toolsets=<value>``: an option (coding) or toolset names (file,terminal)
 ``HERMES_ENVIRONMENT``     group choice ``environment=<value>``
 ``HERMES_MAX_ITERATIONS``  ``agent.max_iterations=<value>``
 ``HERMES_CONFIG__A__B``    any key: ``a.b=<value>``

@@ -7,12 +7,14 @@ YAML never silently does nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from hermes.config.groups import GROUPS
+from hermes.config.toolset_names import tool_error, toolset_error
 
 __all__ = ["GROUPS", "HermesConfig"]
 
@@ -30,6 +32,21 @@ def _not_blank(value: str) -> str:
 NonBlank = Annotated[str, AfterValidator(_not_blank)]
 """A string with something in it: required names, models and addresses may not be
 empty or only whitespace."""
+
+
+def _known(error: Callable[[list[str]], str | None]) -> Callable[[list[str]], list[str]]:
+    def check(names: list[str]) -> list[str]:
+        message = error(names)
+        if message:
+            raise PydanticCustomError("unknown_name", message)
+        return names
+    return check
+
+
+ToolsetNames = Annotated[list[str], AfterValidator(_known(toolset_error))]
+"""Names of built-in toolsets (``hermes.tools.catalog``)."""
+ToolNames = Annotated[list[str], AfterValidator(_known(tool_error))]
+"""Names of built-in tools (``hermes.tools.catalog``)."""
 
 
 ApiMode = Literal["auto", "chat_completions", "anthropic_messages", "responses", "bedrock_converse"]
@@ -79,9 +96,11 @@ class ProviderConfig(Section):
 class ToolsetsConfig(Section):
     name: NonBlank
     """The option's name (the YAML file under ``conf/toolsets/``)."""
-    enabled: list[str]
-    """Toolsets whose tools the model may see."""
-    disabled_tools: list[str] = Field(default_factory=list)
+    enabled: ToolsetNames
+    """Toolsets whose tools the model may see: file, terminal, process, todo, clarify,
+    session_search, memory, skills, core (``--toolsets`` and ``HERMES_TOOLSETS`` take
+    these names, or a group option such as ``coding``)."""
+    disabled_tools: ToolNames = Field(default_factory=list)
     """Individual tools removed from the enabled toolsets."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from hermes.tools.base import ToolSpec
+from hermes.tools.catalog import TOOLSETS
 from hermes.tools.clarify import clarify_tool
 from hermes.tools.file import file_tools
 from hermes.tools.process import process_tool
@@ -14,16 +15,7 @@ from hermes.tools.terminal import terminal_tool
 from hermes.tools.todo import todo_tool
 from hermes.tools.toolsets import ToolsetSpec
 
-CORE_TOOLSETS = (
-    ToolsetSpec("file", "Read, write, patch and search files."),
-    ToolsetSpec("terminal", "Run shell commands."),
-    ToolsetSpec("process", "Manage background processes."),
-    ToolsetSpec("todo", "A task list for the session."),
-    ToolsetSpec("clarify", "Ask the user questions."),
-    ToolsetSpec("session_search", "Search this profile's earlier sessions."),
-    ToolsetSpec("core", "Every built-in tool.",
-                includes=("file", "terminal", "process", "todo", "clarify")),
-)
+CORE_TOOLSETS: tuple[ToolsetSpec, ...] = TOOLSETS
 
 
 def core_tools(*, ripgrep: str | None = "auto", background: bool = True) -> list[ToolSpec]:

@@ -26,6 +26,8 @@ class ToolsetSpec:
     description: str = ""
     includes: tuple[str, ...] = ()
     """Toolsets whose tools this one also brings in."""
+    tools: tuple[str, ...] = ()
+    """Names of the tools declared in this toolset (the catalogue of names)."""
 
 
 def expand_toolsets(enabled: Iterable[str], declared: Mapping[str, ToolsetSpec]) -> set[str]:

@@ -1,0 +1,37 @@
+"""The names of every built-in toolset and tool, declared without importing any tool.
+
+Config validation checks ``toolsets.enabled`` and ``toolsets.disabled_tools``
+against these names, and ``--toolsets``/``HERMES_TOOLSETS``/``toolsets=``
+accept them, so this module must stay cheap: data only, no tool modules. A
+test checks that the tools the runtime registers match it.
+"""
+
+from __future__ import annotations
+
+from hermes.tools.toolsets import ToolsetSpec
+
+TOOLSETS: tuple[ToolsetSpec, ...] = (
+    ToolsetSpec("file", "Read, write, patch and search files.",
+                tools=("read_file", "write_file", "patch", "search_files")),
+    ToolsetSpec("terminal", "Run shell commands.", tools=("terminal",)),
+    ToolsetSpec("process", "Manage background processes.", tools=("process",)),
+    ToolsetSpec("todo", "A task list for the session.", tools=("todo",)),
+    ToolsetSpec("clarify", "Ask the user questions.", tools=("clarify",)),
+    ToolsetSpec("session_search", "Search this profile's earlier sessions.",
+                tools=("session_search",)),
+    ToolsetSpec("memory", "Notes about the user and the work (memory.backend, memory.providers).",
+                tools=("memory", "fact_remember", "fact_recall", "fact_forget")),
+    ToolsetSpec("skills", "Procedures the agent keeps in skills/ (no tools of its own yet)."),
+    ToolsetSpec("core", "Every built-in tool.",
+                includes=("file", "terminal", "process", "todo", "clarify")),
+)
+
+
+def toolset_names() -> list[str]:
+    """Every built-in toolset name, sorted."""
+    return sorted(spec.name for spec in TOOLSETS)
+
+
+def tool_names() -> list[str]:
+    """Every built-in tool name, sorted."""
+    return sorted(tool for spec in TOOLSETS for tool in spec.tools)
