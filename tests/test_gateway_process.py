@@ -217,3 +217,20 @@ def test_the_log_is_private_and_redacted(root: Path, environ: dict[str, str],
     events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
     assert "platform started" in events and "turn" in events
     assert KEY not in log.read_text()
+
+
+def test_the_gateway_serves_the_cli_too(root: Path, environ: dict[str, str],
+                                        llm: FakeLLM) -> None:
+    """One warm process: `hermes -z` is answered by a server forked from the gateway."""
+    configure(root, llm.openai_base_url)
+    cli = {k: v for k, v in environ.items() if k != "HERMES_NO_DAEMON"}
+    with gateway(environ, root) as gw:
+        server = int((root / "run" / "daemon.pid").read_text())
+        parent = (Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert int(parent) == gw.proc.pid
+        answer = hermes(cli, "-z", "hello")
+        assert (answer.returncode, answer.stdout) == (0, "fine\n"), answer.stderr
+        assert int((root / "run" / "daemon.pid").read_text()) == server
+        hermes(environ, "gateway", "stop")
+        assert gw.proc.wait(30) == 0
+    assert not (root / "run" / "daemon.sock").exists()

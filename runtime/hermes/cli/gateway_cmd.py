@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -45,8 +46,28 @@ def run(
     names = ", ".join(h.name for h in gateway.homes)
     typer.echo(f"hermes gateway: serving {names} (pid {os.getpid()}); Ctrl-C stops",
                err=True)
-    asyncio.run(gateway.run())
+    from hermes.daemon.server import serve_beside_gateway
+
+    gateway.lock()  # before anything else: a second gateway must not touch this one's server
+    try:
+        servers = serve_beside_gateway(gateway.homes, dict(state(ctx).environ))  # no threads yet
+        try:
+            asyncio.run(gateway.run())
+        finally:
+            _stop(servers)
+    finally:
+        gateway.unlock()
     typer.echo("hermes gateway: stopped", err=True)
+
+
+def _stop(pids: list[int]) -> None:
+    """Stop the CLI servers forked beside the gateway (commands they run finish first)."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
 
 
 def _configured_profiles(ctx: typer.Context, home: Home) -> list[Home]:

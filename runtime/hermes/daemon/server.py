@@ -36,9 +36,11 @@ LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
 
 
 class Server:
-    def __init__(self, home: Home, idle_timeout: float):
+    def __init__(self, home: Home, idle_timeout: float, parent: int | None = None):
         self.home = home
         self.idle_timeout = idle_timeout
+        self.parent = parent
+        """The gateway this server was forked from: it stops when that process is gone."""
         self.dir = wire.run_dir(home.path)
         self.children: set[int] = set()
         self.served = 0
@@ -68,6 +70,8 @@ class Server:
         try:
             while not (self.stopping and not self.children) and not self._idle():
                 self._reap()
+                if self.parent is not None and os.getppid() != self.parent:
+                    self.stopping = True
                 ready, _, _ = select.select([listener], [], [], 0.5)
                 if ready and not self.stopping:
                     try:
@@ -208,6 +212,57 @@ def _warm_openai_path() -> None:
     ModelResponse()
     ModelResponseStream()
     Usage()
+
+
+def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:
+    """Fork one server per home from the gateway before it starts any thread, so the
+    CLI is served by the gateway's warm memory (shared copy-on-write), not by a second
+    warm-up. A standalone server of such a home is stopped first. Their pids."""
+    servers = []
+    for home in homes:
+        env = {**environ, "HERMES_HOME": str(home.path)}
+        _stop_standalone(home)
+        server = Server(home, idle_timeout=float("inf"), parent=os.getpid())
+        if _daemon_off(home, env) or not _retry(server.take_lock):
+            continue
+        warm_up(home, env)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                server.serve()
+            finally:
+                os._exit(0)
+        os.close(server._lock_fd)  # the child holds the lock now
+        servers.append(pid)
+    return servers
+
+
+def _retry(attempt: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not attempt():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _daemon_off(home: Home, environ: dict[str, str]) -> bool:
+    """``runtime.daemon: off`` for this home (HERMES_NO_DAEMON is the client's own switch)."""
+    from hermes.daemon.client import daemon_setting
+
+    env = {k: v for k, v in environ.items() if k != "HERMES_NO_DAEMON"}
+    return daemon_setting(home, env) == "off"
+
+
+def _stop_standalone(home: Home, timeout: float = 30.0) -> None:
+    try:
+        pid = int((wire.run_dir(home.path) / PID_FILE).read_text())
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError):
+        return
+    deadline = time.monotonic() + timeout
+    while wire.socket_path(home.path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def serve_home(home: Home, environ: dict[str, str]) -> int:

@@ -60,18 +60,32 @@ class Gateway:
         self.grace = 30.0
         self._stop = asyncio.Event()
         self._signals = 0
+        self._locks: list[GatewayLock] = []
+
+    def lock(self) -> None:
+        """Take every home's gateway lock (``GatewayRunning`` names the holder's pid)."""
+        try:
+            for home in self.homes:
+                lock = GatewayLock(home)
+                lock.acquire()
+                self._locks.append(lock)
+        except BaseException:
+            self.unlock()
+            raise
+
+    def unlock(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks.clear()
 
     async def run(self) -> None:
-        locks = [GatewayLock(home) for home in self.homes]
-        taken: list[GatewayLock] = []
+        """Serve until stopped; ``lock()`` first (it is taken here if it was not)."""
+        if not self._locks:
+            self.lock()
         try:
-            for lock in locks:
-                lock.acquire()
-                taken.append(lock)
             await self._serve()
         finally:
-            for lock in taken:
-                lock.release()
+            self.unlock()
 
     async def _serve(self) -> None:
         for home in self.homes:
