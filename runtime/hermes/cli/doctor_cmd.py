@@ -1,4 +1,5 @@
-"""``hermes doctor``: check the home, config, dependencies, credentials and docker."""
+"""``hermes doctor``: check the home and its files, dependencies, config, credentials,
+and what the config uses (the provider endpoint, docker or ssh)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from hermes.cli.app import console, state
 def doctor(
     ctx: typer.Context,
     overrides: list[str] | None = typer.Argument(None, help="Hydra overrides to check with."),
+    offline: bool = typer.Option(False, "--offline",
+                                 help="Skip the network checks (provider endpoint, ssh host)."),
 ) -> None:
     """Check the current profile and print a table of problems with fixes."""
     from rich.table import Table
@@ -18,7 +21,7 @@ def doctor(
 
     st = state(ctx)
     home = st.home()
-    checks = run_checks(home, st.environ, overrides or [])
+    checks = run_checks(home, st.environ, overrides or [], offline=offline)
     table = Table(title=f"hermes doctor: profile {home.name} ({home.path})", box=None)
     for column in ("STATUS", "CHECK", "DETAIL", "FIX"):
         table.add_column(column)

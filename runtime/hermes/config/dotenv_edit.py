@@ -126,8 +126,12 @@ def unparsed_notes(path: Path, lines: list[int], status: str = "left as it is") 
 
 def env_file_notes(path: Path) -> list[str]:
     """Warnings for the lines of the ``.env`` at ``path`` that are skipped when it is read."""
-    lines = [s.line for s in _statements(read_text(path)) if s.error]
-    return unparsed_notes(path, lines, "ignored")
+    return unparsed_notes(path, unparsed_lines(path), "ignored")
+
+
+def unparsed_lines(path: Path) -> list[int]:
+    """Line numbers (1-based) of the ``.env`` at ``path`` that cannot be parsed."""
+    return [s.line for s in _statements(read_text(path)) if s.error]
 
 
 def read_text(path: Path) -> str:
