@@ -359,3 +359,20 @@ def test_a_redacted_placeholder_is_an_error_everywhere(hermes, root: Path) -> No
     (home / ".env").write_text("OPENAI_API_KEY='<redacted>'\n")
     refused(hermes("-p", "work", "config", "validate"), "OPENAI_API_KEY: is <redacted>",
             "hermes config set OPENAI_API_KEY")
+
+
+def test_an_alias_made_by_the_console_script_runs_without_hermes_on_path(
+        root: Path, tmp_path: Path, environ) -> None:
+    import sys
+
+    entry = Path(sys.executable).parent / "hermes"  # the installed console script
+    bare = environ | {"PATH": "/usr/bin:/bin"}
+    for args in (["profile", "create", "work"], ["profile", "alias", "work", "--bin-dir",
+                                                 str(tmp_path / "bin")]):
+        subprocess.run([str(entry), *args], env=bare, check=True, capture_output=True,
+                       timeout=120)
+    script = tmp_path / "bin" / "work"
+    assert f"exec {entry.resolve()} -p work" in script.read_text()
+    run = subprocess.run([str(script), "profile", "path"], env=bare, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == str(root / "profiles" / "work")
