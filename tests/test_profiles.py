@@ -320,6 +320,9 @@ def test_delete_refuses_while_other_profiles_extend_it(hermes, root: Path) -> No
     assert 'warning: scratch extends "work"' in result.stderr
     assert 'warning: lab extends "work"' in result.stderr
     assert not (root / "profiles" / "work").exists()
+    result = hermes("profile", "create", "work")
+    assert result.exit_code == 0
+    assert "note: scratch extends work: it now builds on this new profile" in result.stderr
 
 
 def test_import_drops_redacted_placeholders_and_names_the_secrets(hermes, root: Path,

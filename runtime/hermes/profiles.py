@@ -221,7 +221,7 @@ class ProfileManager:
             home = self.home(name)
             if not force:
                 self.check_not_extended(name)
-            dependants, warnings = self._dependants(name)
+            dependants, warnings = self.dependants(name)
             warnings += [f'warning: {d.profile} extends "{name}" and will not load until its '
                          f"extends: changes ({d.config_file})" for d in dependants]
             done = stop_owned_gateway(home) + remove_aliases(read_meta(home.path))
@@ -238,14 +238,14 @@ class ProfileManager:
 
     def check_not_extended(self, name: str) -> None:
         """Refuse (listing them) when other profiles extend ``name``."""
-        dependants, _ = self._dependants(name)
+        dependants, _ = self.dependants(name)
         if dependants:
             users = ", ".join(d.profile for d in dependants)
             raise ProfileError(
                 f"profile {name}: extended by {users} — point their `extends:` elsewhere first "
                 f"(`hermes -p {dependants[0].profile} config edit`), or delete with --force")
 
-    def _dependants(self, name: str) -> tuple[list[Dependant], list[str]]:
+    def dependants(self, name: str) -> tuple[list[Dependant], list[str]]:
         """Profiles extending ``name``, and warnings about configs nobody can read."""
         found, unreadable = find_dependants(self.root, self.names(), name)
         return found, [f"warning: {path}: invalid YAML, not checked for `extends: {name}`"
@@ -260,7 +260,7 @@ class ProfileManager:
         with self.locked():
             home = self.home(old)
             target = self.new_path(new)
-            dependants, warnings = self._dependants(old)
+            dependants, warnings = self.dependants(old)
             meta = read_meta(home.path) | {"name": new}
             aliases = alias_paths(meta.get("aliases", []))
             try:

@@ -47,9 +47,13 @@ def create(
     """Create a profile. Without --clone, --from an existing profile extends it."""
     if clone and clone_all:
         raise ProfileError("--clone and --clone-all are exclusive; pick one")
-    home = state(ctx).manager().create(name, source=source, clone=clone, clone_all=clone_all,
-                                       description=description)
+    manager = state(ctx).manager()
+    home = manager.create(name, source=source, clone=clone, clone_all=clone_all,
+                          description=description)
     out(f"created profile {name} at {home.path}")
+    for dependant in manager.dependants(name)[0]:  # e.g. left behind by `delete --force`
+        sys.stderr.write(f"note: {dependant.profile} extends {name}: it now builds on this "
+                         "new profile\n")
     out(f"use it with `hermes -p {name} ...` or make it the default: "
         f"`hermes profile switch {name}`")
 
