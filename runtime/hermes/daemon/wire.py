@@ -18,8 +18,11 @@ HEADER = struct.Struct("!I")
 
 
 def install_id() -> str:
-    """Which installed copy of hermes this is (a server only serves its own)."""
-    return str(Path(__file__).resolve().parent.parent)
+    """Which installed copy of hermes this is, as last changed: a server only serves its
+    own, so an upgrade or an edited checkout replaces it on the next command."""
+    package = Path(__file__).resolve().parent.parent
+    newest = max((entry.stat().st_mtime_ns for entry in package.rglob("*.py")), default=0)
+    return f"{package}@{newest}"
 
 
 def run_dir(home_path: Path) -> Path:
