@@ -202,7 +202,7 @@ def _connect_as_nobody(socket_path: Path) -> str:
             sock.settimeout(10)
             sock.sendall(b"\x00\x00\x00\x02{}")
             os.write(writer, b"closed" if sock.recv(100) == b"" else b"answered")
-        except ConnectionResetError:  # closed with our bytes unread: also not served
+        except (ConnectionResetError, BrokenPipeError):  # closed unread: not served either
             os.write(writer, b"closed")
         except OSError as exc:
             os.write(writer, f"error {exc}".encode())

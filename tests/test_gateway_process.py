@@ -225,7 +225,11 @@ def test_the_gateway_serves_the_cli_too(root: Path, environ: dict[str, str],
     configure(root, llm.openai_base_url)
     cli = {k: v for k, v in environ.items() if k != "HERMES_NO_DAEMON"}
     with gateway(environ, root) as gw:
-        server = int((root / "run" / "daemon.pid").read_text())
+        pid_file = root / "run" / "daemon.pid"
+        deadline = time.monotonic() + 60  # the server warms up after it is forked
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server = int(pid_file.read_text())
         parent = (Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[1])
         assert int(parent) == gw.proc.pid
         answer = hermes(cli, "-z", "hello")

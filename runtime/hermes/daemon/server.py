@@ -216,8 +216,12 @@ def _warm_openai_path() -> None:
 
 def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:
     """Fork one server per home from the gateway before it starts any thread, so the
-    CLI is served by the gateway's warm memory (shared copy-on-write), not by a second
-    warm-up. A standalone server of such a home is stopped first. Their pids."""
+    CLI shares the gateway's litellm (copy-on-write) instead of a second import. What
+    only the CLI needs (tiktoken's encoding, prompt_toolkit, ...) is loaded in the
+    child, keeping it out of the gateway. A standalone server of such a home is
+    stopped first. Their pids."""
+    from hermes.models.litellm_client import import_litellm
+
     servers = []
     for home in homes:
         env = {**environ, "HERMES_HOME": str(home.path)}
@@ -225,10 +229,11 @@ def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int
         server = Server(home, idle_timeout=float("inf"), parent=os.getpid())
         if _daemon_off(home, env) or not _retry(server.take_lock):
             continue
-        warm_up(home, env)
+        import_litellm()
         pid = os.fork()
         if pid == 0:
             try:
+                warm_up(home, env)
                 server.serve()
             finally:
                 os._exit(0)
