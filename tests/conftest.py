@@ -130,3 +130,19 @@ def refused(result, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in line, line
     return line
+
+
+@pytest.fixture(scope="session")
+def docker_daemon(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A docker daemon that answers (started here if needed; see tests/docker_support.py)."""
+    from docker_support import ensure_docker_daemon
+
+    ensure_docker_daemon(tmp_path_factory.mktemp("dockerd"))
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_daemon: None) -> str:
+    """The debootstrapped Debian bookworm base image's tag."""
+    from docker_support import ensure_base_image
+
+    return ensure_base_image()
