@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes.environments.files import Files
 from hermes.errors import SandboxError
 
 
@@ -42,6 +43,8 @@ class Environment(ABC):
     """Runs shell commands for tools. ``start``/``stop`` default to no-ops."""
 
     kind: str
+    approvals_required = True
+    """Whether dangerous commands need approval here (a docker sandbox may waive it)."""
 
     def start(self) -> None:
         """Acquire what the environment needs (connections, containers)."""
@@ -56,6 +59,10 @@ class Environment(ABC):
 
         ``cancelled`` is polled while it runs; when it turns true the command is
         stopped (environments that cannot stop it may finish it first)."""
+
+    def files(self) -> Files:
+        """File access where the commands run (the file tools act through it)."""
+        raise SandboxError(f"the {self.kind} environment has no file access")
 
     def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
         """Start ``command`` in the background, writing its output to ``log_path``.

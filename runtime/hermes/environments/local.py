@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hermes.environments.base import BackgroundProcess, CommandResult, Environment
+from hermes.environments.files import Files, LocalFiles
 from hermes.home import Home
 
 # After a kill, how long to wait for the pipes to close before giving up on them.
@@ -98,6 +99,9 @@ class LocalEnvironment(Environment):
             process.wait()
             return ""
         return output.decode(errors="replace") if output else ""
+
+    def files(self) -> Files:
+        return LocalFiles(str(self.cwd or Path.cwd()), os.path.expanduser("~"))
 
     def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
         log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -5,7 +5,8 @@ For a command ``detect_dangers`` flags, in order:
 1. a hard-blocked class is refused, always (no mode, yolo or allowlist unlocks it);
 2. when every flagged class is approved for this session, or always (the home's
    ``approvals.json``), it runs — approving one class never approves another;
-3. ``approvals.mode: off`` (or ``--yolo``) runs it;
+3. ``approvals.mode: off`` (or ``--yolo``) runs it, and so does a docker sandbox
+   configured with ``environment.docker.approvals: false``;
 4. ``approvals.mode: smart``: a judge model weighs it against the user's request
    and may approve it once; otherwise the manual rules below apply;
 5. with nobody to ask (non-interactive, or no callback) it is refused;
@@ -108,6 +109,8 @@ def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
         return "ran", "approved class", ", ".join(d.key for d in request.dangers)
     if ctx.yolo or ctx.approval_mode == "off":
         return "ran", "yolo" if ctx.yolo else "mode off", _reasons(pending)
+    if not ctx.environment.approvals_required:
+        return "ran", "sandbox", _reasons(pending)
     note = ""
     if ctx.approval_mode == "smart" and ctx.judge is not None:
         verdict = ctx.judge(request, ctx.state.user_request)

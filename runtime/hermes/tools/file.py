@@ -1,22 +1,23 @@
 """Toolset ``file``: ``read_file``, ``write_file`` and ``patch`` (``search_files`` is in search.py).
 
-Relative paths resolve against the context's cwd. Writes go through
+They act where the execution environment runs commands (``targets.file_target``):
+locally, relative paths resolve against the context's cwd and writes go through
 ``paths.check_writable`` (credentials, other profiles, this profile's runtime
-config are refused) and are atomic, keeping the file's permission bits.
+config are refused); in a sandbox the paths are the sandbox's. Writes are
+atomic and keep the file's permission bits.
 """
 
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
+import posixpath
 from typing import Any
 
 from hermes.errors import ToolError
-from hermes.fsutil import atomic_write
 from hermes.tools.base import ToolSpec, object_schema
 from hermes.tools.context import ToolContext
-from hermes.tools.paths import check_readable, check_writable, resolve_path
 from hermes.tools.results import ok
+from hermes.tools.targets import Target, environment_errors, file_target
 
 MAX_READ_BYTES = 10 * 1024 * 1024
 MAX_LINE_CHARS = 2000
@@ -26,30 +27,30 @@ MAX_DIFF_LINES = 80
 BINARY_SNIFF_BYTES = 8192
 
 
-def _existing_file(path: Path) -> Path:
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory; use search_files to list its files")
-    if not path.exists():
-        raise ToolError(f"{path} does not exist{_sibling_hint(path)}")
-    return path
+def _existing_file(target: Target) -> Target:
+    info = target.files.info(target.path)
+    if info is not None and info.kind == "dir":
+        raise ToolError(f"{target.path} is a directory; use search_files to list its files")
+    if info is None:
+        raise ToolError(f"{target.path} does not exist{_sibling_hint(target)}")
+    return target
 
 
-def _sibling_hint(path: Path) -> str:
-    try:
-        siblings = [child.name for child in path.parent.iterdir()]
-    except OSError:
-        return ""
-    close = difflib.get_close_matches(path.name, siblings, n=3, cutoff=0.6)
+def _sibling_hint(target: Target) -> str:
+    siblings = target.files.names(posixpath.dirname(target.path))
+    close = difflib.get_close_matches(posixpath.basename(target.path), siblings, n=3,
+                                      cutoff=0.6)
     return f" (similar files here: {', '.join(close)})" if close else ""
 
 
-def read_text(path: Path) -> str:
+def read_text(target: Target) -> str:
     """A text file's content; refuses huge, binary and non-UTF-8 files with advice."""
-    size = path.stat().st_size
+    path, info = target.path, target.files.info(target.path)
+    size = info.size if info else 0
     if size > MAX_READ_BYTES:
         raise ToolError(f"{path} is too large to read ({size // 1024 // 1024} MB); use "
                         "search_files to find the relevant lines, or terminal with head/sed -n")
-    data = path.read_bytes()
+    data = target.files.read(path)
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{path} looks like a binary file; inspect it with terminal "
                         "(file, xxd | head) instead")
@@ -59,10 +60,11 @@ def read_text(path: Path) -> str:
         raise ToolError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
+@environment_errors
 def read_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
-    path = resolve_path(args["path"], ctx.cwd, ctx.user_home)
-    check_readable(path, ctx.home)
-    lines = read_text(_existing_file(path)).splitlines()
+    target = file_target(args["path"], ctx)
+    path = target.path
+    lines = read_text(_existing_file(target)).splitlines()
     offset = args.get("offset", 1)
     limit = min(args.get("limit", DEFAULT_READ_LINES), MAX_READ_LINES)
     if offset < 1 or limit < 1:
@@ -73,7 +75,7 @@ def read_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
     numbered = [f"{offset + i:>6}|{_clip(line)}" for i, line in enumerate(chosen)]
     end = offset + len(chosen) - 1
     more = {"next_offset": end + 1} if end < len(lines) else {}
-    return ok(path=str(path), content="\n".join(numbered), start_line=offset, end_line=end,
+    return ok(path=path, content="\n".join(numbered), start_line=offset, end_line=end,
               total_lines=len(lines), **more)
 
 
@@ -83,32 +85,33 @@ def _clip(line: str) -> str:
     return line[:MAX_LINE_CHARS] + f" ... [line cut, {len(line)} characters]"
 
 
-def _write(path: Path, text: str) -> None:
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    atomic_write(path, text, mode=mode)
+def _write(target: Target, text: str) -> None:
+    info = target.files.info(target.path)
+    target.files.write(target.path, text.encode("utf-8"), info.mode if info else 0o644)
 
 
+@environment_errors
 def write_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
-    path = resolve_path(args["path"], ctx.cwd, ctx.user_home)
-    check_writable(path, ctx.home, ctx.user_home)
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory; give a file path")
-    created = not path.exists()
+    target = file_target(args["path"], ctx, write=True)
+    info = target.files.info(target.path)
+    if info is not None and info.kind == "dir":
+        raise ToolError(f"{target.path} is a directory; give a file path")
     content: str = args["content"]
-    _write(path, content)
-    return ok(path=str(path), created=created, bytes_written=len(content.encode()),
+    _write(target, content)
+    return ok(path=target.path, created=info is None, bytes_written=len(content.encode()),
               lines=content.count("\n") + (0 if content.endswith("\n") or not content else 1))
 
 
+@environment_errors
 def patch(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
-    path = resolve_path(args["path"], ctx.cwd, ctx.user_home)
-    check_writable(path, ctx.home, ctx.user_home)
+    target = file_target(args["path"], ctx, write=True)
+    path = target.path
     old, new = args["old_string"], args["new_string"]
     if not old:
         raise ToolError("old_string is empty; give the exact text to replace")
     if old == new:
         raise ToolError("old_string and new_string are the same; nothing to change")
-    text = read_text(_existing_file(path))
+    text = read_text(_existing_file(target))
     count = text.count(old)
     if count == 0:
         raise ToolError(f"old_string was not found in {path}{_closest_line(text, old)}; "
@@ -118,9 +121,9 @@ def patch(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
                         "lines to make it unique, or set replace_all=true")
     replace_all = bool(args.get("replace_all", False))
     updated = text.replace(old, new, -1 if replace_all else 1)
-    _write(path, updated)
-    return ok(path=str(path), replacements=count if replace_all else 1,
-              diff=_diff(text, updated, path.name))
+    _write(target, updated)
+    return ok(path=path, replacements=count if replace_all else 1,
+              diff=_diff(text, updated, posixpath.basename(path)))
 
 
 def _closest_line(text: str, old: str) -> str:

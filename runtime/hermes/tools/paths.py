@@ -8,6 +8,7 @@ collapsed), so ``notes -> ~/.ssh/authorized_keys`` or
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path
 
 from hermes.errors import ToolError
@@ -88,3 +89,13 @@ def _foreign_owner(path: Path, home: Home) -> str | None:
     if this_home != root:
         return 'the default profile (the Hermes root)'
     return None
+
+
+def check_sandbox_writable(path: str, sandbox_home: str) -> None:
+    """In a sandbox or on a remote host only its user's credential files are off limits
+    (no profile home is there). ``path`` is normalised but not symlink-resolved."""
+    for name in CREDENTIAL_PATHS:
+        protected = posixpath.join(sandbox_home, name)
+        if path == protected or path.startswith(protected + "/"):
+            raise PathRefused(f"{path} is a credential file (~/{name}); "
+                              "write tools never change credentials")

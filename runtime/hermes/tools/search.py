@@ -1,7 +1,8 @@
 """Tool ``search_files`` (toolset ``file``): regex search in file contents, or glob search
 for file names. Uses ripgrep through the execution environment when it is
 installed (fast, honours .gitignore), else a pure-Python walk that skips hidden
-and dependency directories.
+and dependency directories. In a sandbox or on a remote host it runs grep and
+find there (``search_shell``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 from hermes.errors import ToolError
 from hermes.tools.base import ToolSpec, object_schema
 from hermes.tools.context import ToolContext
-from hermes.tools.paths import check_readable, resolve_path
 from hermes.tools.results import ok
+from hermes.tools.search_shell import sandbox_search
+from hermes.tools.targets import environment_errors, file_target
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -42,10 +44,13 @@ class Query:
     limit: int
 
 
+@environment_errors
 def search_files(args: dict[str, Any], *, ctx: ToolContext, ripgrep: str | None,
                  **_: Any) -> str:
-    root = resolve_path(args.get("path") or ".", ctx.cwd, ctx.user_home)
-    check_readable(root, ctx.home)
+    target = file_target(args.get("path") or ".", ctx)
+    if not target.files.is_local:
+        return sandbox_search(args, target, ctx.environment)
+    root = Path(target.path)
     if not root.exists():
         raise ToolError(f"{root} does not exist")
     query = Query(args["pattern"], root, args.get("file_glob"), args.get("ignore_case", False),
