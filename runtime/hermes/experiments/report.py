@@ -1,0 +1,155 @@
+"""``hermes ab report``: one self-contained HTML page (inline CSS and SVG, no network).
+
+Charts: pass rate per arm (with its Wilson interval), latency and cost distributions
+per arm (every run a dot, the median a bar), and pass rate per task and arm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from hermes.experiments.render import table_rows, view_of
+from hermes.experiments.store import Experiment
+from hermes.experiments.summary import ArmSummary
+from hermes.fsutil import atomic_write
+
+WIDTH, ROW, LEFT = 720, 28, 180
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
+CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:980px}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
+text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}
+svg text{font:12px system-ui,sans-serif}.answer{max-width:360px;text-align:left;
+white-space:pre-wrap}"""
+
+
+def write_report(experiment: Experiment, path: Path) -> Path:
+    atomic_write(path, render_report(experiment))
+    return path
+
+
+def render_report(experiment: Experiment) -> str:
+    view, rows = view_of(experiment)
+    header, cells = table_rows(view)
+    arms = [s.arm for s in view.summaries]
+    parts = [
+        f"<h1>Experiment {escape(experiment.id)}</h1>",
+        f"<p>{view.done} of {view.total} runs; {len(arms)} arms × {len(experiment.tasks)} "
+        f"tasks × {experiment.settings.repeat}. * marks the best arm per column.</p>",
+        _html_table(header, cells),
+        *[f"<p>{escape(s)}</p>" for s in (view.comparison.sentences if view.comparison else [])],
+        "<h2>Pass rate per arm (95 % Wilson interval)</h2>", _pass_chart(view.summaries),
+        "<h2>Latency per run (s)</h2>", _strip_chart("chart-latency", arms, rows, "latency_total"),
+        "<h2>Cost per run (USD)</h2>", _strip_chart("chart-cost", arms, rows, "cost"),
+        "<h2>Pass rate per task</h2>", _task_chart(arms, [t.id for t in experiment.tasks], rows),
+        "<h2>Runs</h2>", _runs_table(rows),
+    ]
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>hermes ab {escape(experiment.id)}</title><style>{CSS}</style></head>"
+            f"<body>{''.join(parts)}</body></html>\n")
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _svg(chart_id: str, height: int, content: str, title: str) -> str:
+    return (f'<svg id="{chart_id}" class="chart" role="img" width="{WIDTH}" '
+            f'height="{height}" viewBox="0 0 {WIDTH} {height}" '
+            f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>{content}</svg>')
+
+
+def _label(y: float, text: str) -> str:
+    return f'<text x="{LEFT - 8}" y="{y + 4}" text-anchor="end">{escape(text)}</text>'
+
+
+def _axis(height: int, top: float, unit: str) -> str:
+    span = WIDTH - LEFT - 20
+    ticks = "".join(
+        f'<line x1="{LEFT + span * f}" y1="10" x2="{LEFT + span * f}" y2="{height - 20}" '
+        f'stroke="#eee"/><text x="{LEFT + span * f}" y="{height - 5}" text-anchor="middle">'
+        f"{escape(_tick(top * f, unit))}</text>" for f in (0, 0.25, 0.5, 0.75, 1))
+    return ticks
+
+
+def _tick(value: float, unit: str) -> str:
+    if unit == "%":
+        return f"{value:.0%}"
+    return f"${value:.2g}" if unit == "$" else f"{value:.3g}"
+
+
+def _pass_chart(summaries: Sequence[ArmSummary]) -> str:
+    height = 40 + ROW * len(summaries)
+    span = WIDTH - LEFT - 20
+    parts = [_axis(height, 1.0, "%")]
+    for i, s in enumerate(summaries):
+        y = 14 + i * ROW
+        rate = s.pass_rate or 0.0
+        parts.append(_label(y + 8, s.arm))
+        parts.append(f'<rect class="bar" x="{LEFT}" y="{y}" width="{span * rate:.1f}" '
+                     f'height="16" fill="{PALETTE[i % len(PALETTE)]}"/>')
+        parts.append(f'<line class="interval" x1="{LEFT + span * s.pass_low:.1f}" y1="{y + 8}" '
+                     f'x2="{LEFT + span * s.pass_high:.1f}" y2="{y + 8}" stroke="#222" '
+                     'stroke-width="2"/>')
+    return _svg("chart-pass-rate", height, "".join(parts), "pass rate per arm")
+
+
+def _strip_chart(chart_id: str, arms: Sequence[str], rows: Sequence[dict[str, Any]],
+                 column: str) -> str:
+    values = {arm: [r[column] for r in rows if r["arm"] == arm and r[column] is not None]
+              for arm in arms}
+    top = max([v for vs in values.values() for v in vs] or [0.0]) or 1.0
+    height = 40 + ROW * len(arms)
+    span = WIDTH - LEFT - 20
+    parts = [_axis(height, top, "$" if column == "cost" else "s")]
+    for i, arm in enumerate(arms):
+        y = 22 + i * ROW
+        parts.append(_label(y, arm))
+        for value in values[arm]:
+            parts.append(f'<circle class="run" cx="{LEFT + span * value / top:.1f}" cy="{y}" '
+                         f'r="4" fill="{PALETTE[i % len(PALETTE)]}" fill-opacity="0.6"/>')
+        ordered = sorted(values[arm])
+        if ordered:
+            median = ordered[len(ordered) // 2] if len(ordered) % 2 else \
+                (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+            x = LEFT + span * median / top
+            parts.append(f'<line class="median" x1="{x:.1f}" y1="{y - 9}" x2="{x:.1f}" '
+                         f'y2="{y + 9}" stroke="#222" stroke-width="2"/>')
+    return _svg(chart_id, height, "".join(parts), f"{column} per run")
+
+
+def _task_chart(arms: Sequence[str], tasks: Sequence[str], rows: Sequence[dict[str, Any]]
+                ) -> str:
+    cell_w = max(40, min(120, (WIDTH - LEFT - 20) // max(1, len(tasks))))
+    height = 40 + ROW * len(arms)
+    parts = [f'<text x="{LEFT + j * cell_w + cell_w / 2}" y="14" text-anchor="middle">'
+             f"{escape(task[:14])}</text>" for j, task in enumerate(tasks)]
+    for i, arm in enumerate(arms):
+        y = 22 + i * ROW
+        parts.append(_label(y + 10, arm))
+        for j, task in enumerate(tasks):
+            runs = [r for r in rows if r["arm"] == arm and r["task"] == task]
+            rate = sum(r["passed"] for r in runs) / len(runs) if runs else None
+            fill = "#ddd" if rate is None else f"hsl({rate * 120:.0f},60%,55%)"
+            text = "-" if rate is None else f"{rate:.0%}"
+            x = LEFT + j * cell_w
+            parts.append(f'<rect class="cell" x="{x}" y="{y}" width="{cell_w - 2}" '
+                         f'height="{ROW - 4}" fill="{fill}"/><text x="{x + cell_w / 2}" '
+                         f'y="{y + 16}" text-anchor="middle">{text}</text>')
+    return _svg("chart-tasks", height, "".join(parts), "pass rate per task and arm")
+
+
+def _runs_table(rows: Sequence[dict[str, Any]]) -> str:
+    header = ["arm", "task", "repeat", "passed", "exit", "latency s", "cost", "tools",
+              "session", "answer"]
+    cells = [[r["arm"], r["task"], r["repeat"], "yes" if r["passed"] else "no",
+              r["exit_reason"], f"{r['latency_total']:.2f}",
+              "-" if r["cost"] is None else f"${r['cost']:.6f}", ", ".join(r["tool_names"]),
+              (r["session_id"] or "")[:12], (r["answer"] or r["error"] or "")[:300]]
+             for r in rows]
+    return _html_table(header, cells).replace("<td>", "<td>", 1)

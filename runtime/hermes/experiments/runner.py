@@ -1,0 +1,118 @@
+"""Running an experiment's missing cells: bounded concurrency, a cost budget, Ctrl-C.
+
+Runs execute in worker threads (one runtime each); only this thread writes
+``results.db``, as each run finishes. Cells already in the database are never run
+again, so an interrupted experiment resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Literal
+
+from hermes.experiments.cell import Cell, CellEnv, run_cell
+from hermes.experiments.results import Results, RunRecord, cell_key, open_results
+from hermes.experiments.store import Experiment
+from hermes.home import Home
+
+Status = Literal["complete", "interrupted", "budget"]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where an experiment stands: shown by the progress bar after each run."""
+
+    done: int
+    total: int
+    spent: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    progress: Progress
+
+
+def missing_cells(experiment: Experiment, done: set[str]) -> list[Cell]:
+    return [Cell(a, experiment.task(t), r) for a, t, r in experiment.cells()
+            if cell_key(a, t, r) not in done]
+
+
+def prepare(experiment: Experiment, home: Home, environ: Mapping[str, str]) -> CellEnv:
+    """Validate every arm's stored config (and the judge's) before any run starts."""
+    from hermes.config.stored import load_stored
+    from hermes.models.litellm_client import import_litellm
+    from hermes.profiles import ProfileManager
+
+    import_litellm()  # once, here: its import would count against the first runs' time
+    manager = ProfileManager(home.root, dict(environ))
+    sources = [manager.home(arm.profile) for arm in experiment.arms]
+    configs = [load_stored(experiment.arm_config(i), source.env_file, environ)
+               for i, source in enumerate(sources)]
+    judge = None
+    if experiment.judge_config.is_file():
+        from hermes.experiments.judge import RubricJudge
+        from hermes.models.litellm_client import LiteLLMClient
+
+        judge_settings = load_stored(experiment.judge_config, home.env_file, environ)
+        judge = RubricJudge(LiteLLMClient(judge_settings.provider))
+    return CellEnv(experiment, configs, sources, environ, judge)
+
+
+def run_experiment(env: CellEnv, on_progress: Callable[[Progress], None] | None = None
+                   ) -> Outcome:
+    """Run every missing cell. Ctrl-C (``KeyboardInterrupt`` here) interrupts the running
+    turns and returns ``interrupted``; their cells stay missing."""
+    experiment = env.experiment
+    budget = experiment.settings.budget
+    with open_results(experiment.results_db) as results:
+        pending = missing_cells(experiment, results.done())
+        spent = results.spent()
+        done = len(experiment.cells()) - len(pending)
+        report = on_progress or (lambda _p: None)
+        report(Progress(done, len(experiment.cells()), spent))
+        status: Status = "complete"
+        running: set[Future[RunRecord | None]] = set()
+        with ThreadPoolExecutor(max(1, experiment.settings.concurrency),
+                                thread_name_prefix="ab-run") as pool:
+            try:
+                while pending or running:
+                    while pending and len(running) < experiment.settings.concurrency \
+                            and status == "complete":
+                        if budget is not None and spent >= budget:
+                            status = "budget"
+                            break
+                        running.add(pool.submit(run_cell, pending.pop(0), env))
+                    if not running:
+                        break
+                    finished, running = _wait_some(running)
+                    for future in finished:
+                        record = future.result()
+                        if record is not None:
+                            results.add(record)
+                            spent += record.cost or 0.0
+                            done += 1
+                    report(Progress(done, len(experiment.cells()), spent))
+            except KeyboardInterrupt:
+                env.stop.set()
+                status = "interrupted"
+                for future in running:
+                    _keep_finished(future, results)
+        return Outcome(status, Progress(len(results.done()), len(experiment.cells()),
+                                        results.spent()))
+
+
+def _wait_some(running: set[Future[RunRecord | None]]
+               ) -> tuple[set[Future[RunRecord | None]], set[Future[RunRecord | None]]]:
+    # A short timeout keeps this thread responsive to Ctrl-C.
+    finished, rest = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+    return set(finished), set(rest)
+
+
+def _keep_finished(future: Future[RunRecord | None], results: Results) -> None:
+    """After Ctrl-C: a run that finished before it could be interrupted is still kept."""
+    record = future.result()
+    if record is not None:
+        results.add(record)
