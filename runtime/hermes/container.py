@@ -85,7 +85,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
                                     timeout=_env_settings.timeout, environ=environ),
             docker=providers.Factory(DockerEnvironment, home=home,
                                      settings=_env_settings.docker, cwd=_env_settings.cwd,
-                                     timeout=_env_settings.timeout),
+                                     timeout=_env_settings.timeout, environ=environ),
             ssh=providers.Factory(SSHEnvironment, home=home, settings=_env_settings.ssh,
                                   cwd=_env_settings.cwd, timeout=_env_settings.timeout,
                                   environ=environ),

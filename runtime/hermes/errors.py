@@ -54,6 +54,11 @@ class SandboxError(HermesError):
     """An execution environment (local, docker, ssh) failed."""
 
 
+class SandboxUnavailable(SandboxError, UserError):
+    """The environment cannot start for a reason the user fixes (no daemon, no image,
+    unknown host key): one line naming the fix, exit code 2."""
+
+
 class ToolError(HermesError):
     """A tool failed; the message goes back to the model as the tool result."""
 

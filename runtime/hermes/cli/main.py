@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "approvals": ("approvals_cmd", "app", True),
     "gateway": ("gateway_cmd", "app", True),
     "daemon": ("daemon_cmd", "app", True),
+    "sandbox": ("sandbox_cmd", "app", True),
     "ab": ("ab_cmd", "app", True),
 }
 

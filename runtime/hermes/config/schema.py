@@ -127,12 +127,45 @@ class MemoryConfig(Section):
 
 
 class DockerSettings(Section):
-    image: str = "hermes-sandbox:latest"
-    """Image the sandbox container runs."""
-    network: bool = False
-    """Whether the sandbox has network access."""
+    """The sandbox: one long-lived container per (profile, task), found again by its labels."""
+
+    image: NonBlank = "hermes-sandbox:latest"
+    """Image the sandbox container runs (it must exist locally; nothing is pulled)."""
+    task: NonBlank = "default"
+    """Which of the profile's sandboxes to use: one container per (profile, task)."""
+    network: NonBlank = "none"
+    """Docker network of the sandbox: ``none`` (no network), ``bridge``, or a network's name."""
+    cpus: float | None = Field(1.0, gt=0)
+    """CPU limit (cores); unset: no limit."""
     memory: str = "2g"
-    """Memory limit of the sandbox container."""
+    """Memory limit (docker syntax: ``512m``, ``2g``)."""
+    pids_limit: int = Field(512, gt=0)
+    """Most processes the sandbox may run at once (a fork bomb stops there)."""
+    workspace: str | None = None
+    """Host directory mounted at the working directory; unset: a docker volume of the
+    profile and task. Never the profile's home."""
+    volumes: list[str] = Field(default_factory=list)
+    """Extra mounts, ``/host/path:/container/path[:ro]``."""
+    env: list[str] = Field(default_factory=list)
+    """Names of the variables (process environment or the profile's ``.env``) passed into
+    the sandbox; no other variable or secret is."""
+    read_only: bool = False
+    """Read-only root filesystem (``/tmp`` and the workspace stay writable)."""
+    cap_add: list[str] = Field(default_factory=lambda: [
+        "CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"])
+    """Capabilities kept (all others are dropped): what a package manager needs."""
+    idle_timeout: float = Field(3600.0, gt=0)
+    """Seconds a sandbox may sit unused before the reaper removes it."""
+    approvals: bool = True
+    """Whether dangerous commands need approval inside the sandbox."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _network_switch(cls, data: Any) -> Any:
+        """``network: false``/``true`` (the old switch) mean ``none``/``bridge``."""
+        if isinstance(data, dict) and isinstance(data.get("network"), bool):
+            return {**data, "network": "bridge" if data["network"] else "none"}
+        return data
 
 
 class SSHSettings(Section):
@@ -144,6 +177,12 @@ class SSHSettings(Section):
     """SSH port."""
     key_file: str | None = None
     """Private key file; the agent's default identity when unset."""
+    known_hosts: str | None = None
+    """Known-hosts file checked against the host's key; unset: ``~/.ssh/known_hosts``."""
+    accept_unknown_host: bool = False
+    """Connect to a host whose key is not in the known-hosts file (and remember it there)."""
+    connect_timeout: float = Field(15.0, gt=0)
+    """Seconds to connect and authenticate."""
 
 
 class EnvironmentConfig(Section):

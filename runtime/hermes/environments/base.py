@@ -52,6 +52,9 @@ class Environment(ABC):
     def stop(self) -> None:
         """Release it again."""
 
+    def attach(self, session_id: str) -> None:
+        """A session starts using this environment (a sandbox records it in its labels)."""
+
     @abstractmethod
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:

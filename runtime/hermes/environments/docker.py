@@ -1,60 +1,143 @@
-"""Run commands in a docker container (the docker SDK is imported lazily)."""
+"""Run commands and file tools in the profile's sandbox container (docker SDK, lazily
+imported). The container outlives the process: the next runtime of the same
+profile and task finds it by its labels; the reaper removes it once idle.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from hermes.config.schema import DockerSettings
+from hermes.credentials import Secrets
 from hermes.environments.base import CommandResult, Environment
-from hermes.errors import SandboxError
+from hermes.environments.docker_sandbox import (
+    USED_MARKER,
+    SandboxSpec,
+    connect,
+    create_sandbox,
+    find_sandbox,
+    mounts,
+    reap_idle,
+    require_image,
+)
+from hermes.environments.files import Files, ShellFiles
+from hermes.environments.streams import follow, kill_group_command, wrap_command
+from hermes.errors import SandboxError, SandboxUnavailable
 from hermes.home import Home
+
+T = TypeVar("T")
+
+
+def passed_environment(home: Home, names: list[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Only the variables the config names, from the profile's ``.env`` or the process."""
+    secrets = Secrets(home.env_file, environ)
+    return {name: value for name in names if (value := secrets.get(name)) is not None}
 
 
 class DockerEnvironment(Environment):
-    """One sandbox container per runtime, created on the first command."""
+    """The (profile, task) sandbox, found or created on the first command."""
 
     kind = "docker"
 
-    def __init__(self, home: Home, settings: DockerSettings, cwd: str | None, timeout: float):
-        self.home = home
-        self.settings = settings
+    def __init__(self, home: Home, settings: DockerSettings, cwd: str | None, timeout: float,
+                 environ: Mapping[str, str]):
         self.cwd = cwd or "/workspace"
         self.timeout = timeout
+        self.approvals_required = settings.approvals
+        self.environ = dict(environ)
+        self.spec = SandboxSpec(home, settings, self.cwd,
+                                passed_environment(home, settings.env, environ))
         self._client: Any = None
         self._container: Any = None
+        self._home_dir: str | None = None
 
-    def _ensure_container(self) -> Any:
-        if self._container is not None:
-            return self._container
-        import docker
-        from docker.errors import DockerException
+    def start(self) -> None:
+        """Fail fast (daemon, image, mounts) and remove this profile's sandboxes that sat
+        idle too long (other profiles' are theirs to reap, or ``hermes sandbox prune``'s)."""
+        mounts(self.spec)
+        self._client = connect(self.environ)
+        self._guard(lambda: require_image(self._client, self.spec.settings.image))
+        self._guard(lambda: reap_idle(self._client, self.spec.home))
 
-        try:
-            self._client = docker.from_env()
-            self._container = self._client.containers.run(
-                self.settings.image, ["sleep", "infinity"], detach=True, auto_remove=True,
-                network_disabled=not self.settings.network, mem_limit=self.settings.memory,
-                working_dir=self.cwd, environment={"HERMES_HOME": "/hermes"},
-                labels={"hermes.home": str(self.home.path)},
-            )
-        except DockerException as exc:
-            raise SandboxError(f"docker: {exc}") from exc
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client = self._container = None
+
+    def attach(self, session_id: str) -> None:
+        if self._container is None:
+            self.spec = replace(self.spec, session=session_id)
+
+    def container(self) -> Any:
+        """The sandbox container, found by label or created."""
+        if self._client is None:
+            self.start()
+        if self._container is None:
+            self._container = self._guard(lambda: find_sandbox(self._client, self.spec)
+                                          or create_sandbox(self._client, self.spec))
         return self._container
 
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:
-        container = self._ensure_container()
-        limit = int(timeout or self.timeout)
-        code, output = container.exec_run(["timeout", str(limit), "/bin/sh", "-c", command],
-                                          workdir=self.cwd)
-        text = output.decode(errors="replace") if output else ""
-        return CommandResult(code, text, timed_out=code == 124)
+        wrapped = f": > {USED_MARKER} 2>/dev/null; {wrap_command(command, None)}"
+        return self._in_container(
+            lambda container: self._follow(container, wrapped, timeout or self.timeout,
+                                           cancelled))
 
-    def stop(self) -> None:
-        if self._container is not None:
-            try:
-                self._container.remove(force=True)
-            finally:
-                self._container = None
-                self._client.close()
+    def _follow(self, container: Any, wrapped: str, timeout: float,
+                cancelled: Callable[[], bool] | None) -> CommandResult:
+        api = self._client.api
+        exec_id = api.exec_create(container.id, ["/bin/sh", "-c", wrapped],
+                                  workdir=self.cwd)["Id"]
+        followed = follow(api.exec_start(exec_id, stream=True), timeout=timeout,
+                          cancelled=cancelled,
+                          kill=lambda group: container.exec_run(
+                              ["/bin/sh", "-c", kill_group_command(group)]))
+        if followed.timed_out or followed.cancelled:
+            return CommandResult(124 if followed.timed_out else 130, followed.output,
+                                 timed_out=followed.timed_out, cancelled=followed.cancelled)
+        return CommandResult(api.exec_inspect(exec_id)["ExitCode"] or 0, followed.output)
+
+    def files(self) -> Files:
+        if self._home_dir is None:
+            code, out, _ = self._exec(["/bin/sh", "-c", 'printf %s "${HOME:-/root}"'])
+            self._home_dir = out.decode() if code == 0 and out else "/root"
+        return ShellFiles(self._exec, self.cwd, self._home_dir)
+
+    def _exec(self, argv: list[str]) -> tuple[int, bytes, bytes]:
+        def run(container: Any) -> tuple[int, bytes, bytes]:
+            code, (out, err) = container.exec_run(argv, demux=True, workdir=self.cwd)
+            return code, out or b"", err or b""
+
+        return self._in_container(run)
+
+    def _in_container(self, action: Callable[[Any], T]) -> T:
+        """``action(container)``; a container removed behind our back is recreated once."""
+        from docker.errors import APIError, NotFound
+
+        try:
+            return self._guard(lambda: action(self.container()))
+        except SandboxUnavailable:
+            raise
+        except SandboxError as exc:
+            cause = exc.__cause__
+            gone = isinstance(cause, NotFound) or (
+                isinstance(cause, APIError) and cause.status_code == 409)
+            if not gone:
+                raise
+        self._container = None
+        return self._guard(lambda: action(self.container()))
+
+    @staticmethod
+    def _guard(action: Callable[[], T]) -> T:
+        """Docker and transport failures become ``SandboxError`` (with the cause kept)."""
+        from docker.errors import DockerException
+        from requests import RequestException
+
+        try:
+            return action()
+        except (DockerException, RequestException) as exc:
+            explanation = getattr(exc, "explanation", None) or exc
+            raise SandboxError(f"docker: {explanation}") from exc

@@ -143,4 +143,5 @@ class ToolContext:
             redact=build_redactor(home.env_file, environ),
             user_home=Path(environ["HOME"]) if environ.get("HOME") else Path.home(),
         )
+        environment.attach(session_id)
         return replace(context, **options)

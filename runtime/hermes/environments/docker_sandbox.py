@@ -1,0 +1,201 @@
+"""Sandbox containers: one per (profile, task), found by labels, reaped when idle.
+
+Only called with the docker SDK already imported by the caller's
+``connect()``; management commands that never touch docker never import it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hermes.config.schema import DockerSettings
+from hermes.errors import SandboxError, SandboxUnavailable
+from hermes.home import Home
+
+LABEL = "hermes.sandbox"
+USED_MARKER = "/tmp/.hermes-used"
+"""Touched by every command: idleness is measured from its mtime."""
+DAEMON_FIX = ("start it (systemctl start docker, or dockerd) or point DOCKER_HOST at a "
+              "running daemon")
+
+
+def connect(environ: Mapping[str, str]) -> Any:
+    """A docker client for the daemon ``environ`` names (DOCKER_HOST), checked to answer."""
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        client = docker.from_env(environment=dict(environ), timeout=60)
+        client.ping()
+    except DockerException as exc:
+        where = environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        raise SandboxUnavailable(f"the docker daemon at {where} does not answer — "
+                                 f"{DAEMON_FIX}") from exc
+    return client
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """Which container a runtime's sandbox is, and how to create it."""
+
+    home: Home
+    settings: DockerSettings
+    cwd: str
+    environment: dict[str, str]
+    session: str = ""
+
+    @property
+    def name(self) -> str:
+        digest = hashlib.sha256(str(self.home.path).encode()).hexdigest()[:10]
+        return f"hermes-{self.home.name}-{self.settings.task}-{digest}"
+
+    def labels(self) -> dict[str, str]:
+        return {LABEL: "1", "hermes.profile": self.home.name, "hermes.home": str(self.home.path),
+                "hermes.task": self.settings.task, "hermes.session": self.session,
+                "hermes.idle_timeout": str(self.settings.idle_timeout)}
+
+    def identity(self) -> list[str]:
+        """Label filters that find this sandbox again from any process."""
+        return [f"hermes.home={self.home.path}", f"hermes.task={self.settings.task}"]
+
+
+def find_sandbox(client: Any, spec: SandboxSpec) -> Any | None:
+    """The sandbox container of ``spec`` (started if it had stopped), or None."""
+    found = client.containers.list(all=True, filters={"label": spec.identity()})
+    if not found:
+        return None
+    container = found[0]
+    if container.status != "running":
+        container.start()
+    return container
+
+
+def require_image(client: Any, image: str) -> None:
+    """Nothing is pulled: a sandbox image must already be on the docker host."""
+    from docker.errors import ImageNotFound
+
+    try:
+        client.images.get(image)
+    except ImageNotFound as exc:
+        raise SandboxUnavailable(
+            f"environment.docker.image: image {image} is not on this docker host — build it "
+            f"(docker build -t {image} ...) or set environment.docker.image to a local "
+            "image") from exc
+
+
+def create_sandbox(client: Any, spec: SandboxSpec) -> Any:
+    """A new sandbox container; when another process just created it, that one."""
+    from docker.errors import APIError
+
+    s = spec.settings
+    require_image(client, s.image)
+    try:
+        container = client.containers.create(s.image, ["sleep", "infinity"], **_options(spec))
+    except APIError as exc:
+        if exc.status_code == 409 and (other := find_sandbox(client, spec)) is not None:
+            return other
+        raise SandboxError(f"creating the sandbox failed: {exc.explanation or exc}") from exc
+    container.start()
+    return container
+
+
+def _options(spec: SandboxSpec) -> dict[str, Any]:
+    s = spec.settings
+    return {
+        "name": spec.name, "labels": spec.labels(), "init": True, "detach": True,
+        "working_dir": spec.cwd, "environment": spec.environment,
+        "network_mode": s.network, "mem_limit": s.memory, "pids_limit": s.pids_limit,
+        "nano_cpus": int(s.cpus * 1e9) if s.cpus else None,
+        "cap_drop": ["ALL"], "cap_add": list(s.cap_add),
+        "security_opt": ["no-new-privileges"], "read_only": s.read_only,
+        "tmpfs": {"/tmp": "rw,nosuid,nodev,mode=1777"},
+        "volumes": mounts(spec),
+    }
+
+
+def mounts(spec: SandboxSpec) -> dict[str, dict[str, str]]:
+    """The workspace at the working directory plus ``volumes``; never the profile's home."""
+    s = spec.settings
+    workspace = s.workspace or f"{spec.name}-workspace"
+    found = {workspace: {"bind": spec.cwd, "mode": "rw"}}
+    for entry in s.volumes:
+        host, _, rest = entry.partition(":")
+        target, _, mode = rest.partition(":")
+        if not host or not target.startswith("/") or mode not in ("", "ro", "rw"):
+            raise SandboxUnavailable(f"environment.docker.volumes: {entry!r} — expected "
+                                     "/host/path:/container/path[:ro]")
+        found[host] = {"bind": target, "mode": mode or "rw"}
+    for host in found:
+        _refuse_home(host, spec.home)
+    return found
+
+
+def _refuse_home(host: str, home: Home) -> None:
+    if not host.startswith(("/", "~", ".")):
+        return  # a named docker volume
+    path = Path(os.path.realpath(os.path.expanduser(host)))
+    for private in (Path(os.path.realpath(home.path)), Path(os.path.realpath(home.root))):
+        if path == private or path in private.parents or private in path.parents:
+            raise SandboxUnavailable(
+                f"environment.docker: {host} would put the Hermes home {private} into the "
+                "sandbox — mount a project directory instead")
+
+
+def last_used(container: Any) -> float:
+    """When a command last started in ``container`` (its start time if none ran)."""
+    code, out = container.exec_run(["stat", "-c", "%Y", USED_MARKER])
+    if code == 0 and out.strip().isdigit():
+        return float(out.strip())
+    started = container.attrs["State"]["StartedAt"]
+    return datetime.fromisoformat(started[:26].rstrip("Z") + "+00:00").timestamp()
+
+
+def is_busy(client: Any, container: Any) -> bool:
+    """Whether a command is running in ``container`` right now."""
+    return any(client.api.exec_inspect(exec_id)["Running"]
+               for exec_id in container.attrs.get("ExecIDs") or [])
+
+
+def sandboxes(client: Any, home: Home | None = None) -> list[Any]:
+    """The Hermes sandbox containers of ``home``, or of every profile."""
+    labels = [f"{LABEL}=1"] + ([f"hermes.home={home.path}"] if home else [])
+    return list(client.containers.list(all=True, filters={"label": labels}))
+
+
+def idle_seconds(client: Any, container: Any, now: float | None = None) -> float | None:
+    """How long ``container`` has been unused; None while a command runs in it."""
+    container.reload()
+    if container.status == "running" and is_busy(client, container):
+        return None
+    if container.status != "running":
+        return float("inf")
+    return (now or time.time()) - last_used(container)
+
+
+def reap_idle(client: Any, home: Home | None = None) -> list[str]:
+    """Remove sandboxes (of ``home``, else all) unused for longer than their own
+    ``idle_timeout``; their names."""
+    removed = []
+    for container in sandboxes(client, home):
+        limit = float(container.labels.get("hermes.idle_timeout") or "inf")
+        idle = idle_seconds(client, container)
+        if idle is not None and idle > limit:
+            remove_quietly(container)
+            removed.append(container.name)
+    return removed
+
+
+def remove_quietly(container: Any) -> None:
+    """Remove ``container``; one that is already gone is fine."""
+    from docker.errors import NotFound
+
+    with contextlib.suppress(NotFound):
+        container.remove(force=True)

@@ -1,0 +1,113 @@
+"""Following a remote command's output (docker exec, ssh channel) with a timeout
+and cancellation, for environments whose commands run out of this process.
+
+The command is wrapped (``wrap_command``) to lead its own process group and to
+print that group's id first, so a timeout or Ctrl-C kills exactly the command
+and what it started — never the container or the connection.
+"""
+
+from __future__ import annotations
+
+import queue
+import shlex
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+CANCEL_POLL = 0.1
+"""Seconds between checks for an interrupt or the deadline."""
+DRAIN_SECONDS = 2.0
+"""After a kill, how long the rest of the output may take to arrive."""
+
+
+def wrap_command(command: str, cwd: str | None) -> str:
+    """``command`` as a group leader in ``cwd``, its group id on the first output line."""
+    enter = f"cd {shlex.quote(cwd)} && " if cwd else ""
+    inner = f'exec 2>&3 3>&-; echo "$$"; {enter}exec /bin/sh -c {shlex.quote(command)}'
+    # setsid's own complaint about a killed child is not the command's output: its
+    # stderr goes to /dev/null while the command gets the real one back (fd 3).
+    return f"exec 3>&2; exec setsid -w /bin/sh -c {shlex.quote(inner)} 2>/dev/null"
+
+
+def kill_group_command(group: int) -> str:
+    return f"kill -9 -{group} 2>/dev/null; true"
+
+
+@dataclass(frozen=True)
+class Followed:
+    output: str
+    timed_out: bool = False
+    cancelled: bool = False
+
+
+class _Pump:
+    """Reads a blocking chunk iterator on a thread, so the caller can poll."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.queue: queue.Queue[bytes | None] = queue.Queue()
+        self._chunks = chunks
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for chunk in self._chunks:
+                self.queue.put(chunk)
+        except Exception:  # the stream broke (connection lost): what arrived is kept
+            pass
+        finally:
+            self.queue.put(None)
+
+    def get(self, timeout: float) -> bytes | None:
+        """The next chunk, b"" when none came in ``timeout``, None at the end."""
+        try:
+            return self.queue.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return b""
+
+
+class _Output:
+    """The collected bytes, with the group id line taken off the front."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.group: int | None = None
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if self.group is None and b"\n" in self.data:
+            first, _, rest = bytes(self.data).partition(b"\n")
+            self.group = int(first) if first.strip().isdigit() else 0
+            self.data = bytearray(rest)
+
+    def text(self) -> str:
+        return self.data.decode(errors="replace")
+
+
+def follow(chunks: Iterator[bytes], *, timeout: float, cancelled: Callable[[], bool] | None,
+           kill: Callable[[int], None]) -> Followed:
+    """Collect a wrapped command's output until it ends, its ``timeout`` passes or
+    ``cancelled()`` turns true; then ``kill(group)`` stops it."""
+    pump, output = _Pump(chunks), _Output()
+    deadline = time.monotonic() + timeout
+    while True:
+        chunk = pump.get(min(CANCEL_POLL, deadline - time.monotonic()))
+        if chunk is None:
+            return Followed(output.text())
+        output.add(chunk)
+        stop_cancelled = cancelled is not None and cancelled()
+        if stop_cancelled or time.monotonic() >= deadline:
+            if output.group:
+                kill(output.group)
+            _drain(pump, output)
+            return Followed(output.text(), timed_out=not stop_cancelled,
+                            cancelled=stop_cancelled)
+
+
+def _drain(pump: _Pump, output: _Output) -> None:
+    until = time.monotonic() + DRAIN_SECONDS
+    while (remaining := until - time.monotonic()) > 0:
+        chunk = pump.get(remaining)
+        if chunk is None:
+            return
+        output.add(chunk)

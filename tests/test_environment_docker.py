@@ -1,0 +1,244 @@
+"""The docker environment against the real dockerd: commands and file tools in the
+sandbox, its limits, reuse by label, recovery, timeout, cancellation, the reaper."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes.config import compose_config
+from hermes.container import Runtime, build_runtime
+from hermes.environments.docker import DockerEnvironment
+from hermes.environments.docker_sandbox import connect, idle_seconds, reap_idle, sandboxes
+from hermes.errors import SandboxUnavailable
+from hermes.home import home_from_path
+from hermes.tools.context import ToolContext
+from test_tools_support import call, make_registry
+
+pytestmark = pytest.mark.usefixtures("docker_daemon")
+
+
+@pytest.fixture
+def docker(docker_daemon: None) -> Iterator[Any]:
+    """A docker client; every sandbox of this test's homes is removed afterwards."""
+    client = connect({})
+    yield client
+    for container in sandboxes(client):
+        if container.labels.get("hermes.home", "").startswith("/tmp/"):
+            container.remove(force=True)
+    client.close()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+def runtime(root: Path, environ: dict[str, str], image: str, workspace: Path,
+            *overrides: str) -> Runtime:
+    home = home_from_path(root).ensure()
+    settings = ["environment=docker", f"environment.docker.image={image}",
+                f"environment.docker.workspace={workspace}", *overrides]
+    return build_runtime(home, compose_config(home, environ, settings).config, environ)
+
+
+def sandbox_of(rt: Runtime) -> DockerEnvironment:
+    environment = rt.container.environment()
+    assert isinstance(environment, DockerEnvironment)
+    return environment
+
+
+def context(rt: Runtime, environ: dict[str, str], **options: Any) -> ToolContext:
+    return ToolContext.for_session(rt.home, rt.container.environment(), "session-1",
+                                   environ=environ, **options)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+def test_commands_and_file_tools_act_inside_the_container(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path,
+        docker: Any) -> None:
+    tools = make_registry(["file", "terminal"])
+    with runtime(root, environ, base_image, workspace) as rt:
+        ctx = context(rt, environ)
+        shell = call(tools, ctx, "terminal", {"command": "pwd; echo oops >&2; cat /etc/hostname"})
+        container = sandbox_of(rt).container()
+        assert shell["exit_code"] == 0
+        assert shell["output"].splitlines()[:2] == ["/workspace", "oops"]
+        assert container.id.startswith(shell["output"].splitlines()[2])
+        written = call(tools, ctx, "write_file", {"path": "src/app.py", "content": "x = 1\n"})
+        assert written == {"path": "/workspace/src/app.py", "created": True,
+                           "bytes_written": 6, "lines": 1}
+        assert (workspace / "src" / "app.py").read_text() == "x = 1\n"  # the mount
+        assert "x = 2" in call(tools, ctx, "patch", {"path": "src/app.py", "old_string": "1",
+                                                    "new_string": "2"})["diff"]
+        read = call(tools, ctx, "read_file", {"path": "/etc/debian_version"})
+        assert read["content"].startswith("     1|12")  # the sandbox's file, not ours
+        found = call(tools, ctx, "search_files", {"pattern": "x = [0-9]"})
+        assert found["matches"] == [{"path": "src/app.py", "line": 1, "text": "x = 2"}]
+        names = call(tools, ctx, "search_files", {"pattern": "*.py", "target": "files"})
+        assert names["files"] == ["src/app.py"]
+        assert "does not exist" in call(tools, ctx, "read_file", {"path": "nope.txt"})["error"]
+        refused = call(tools, ctx, "write_file", {"path": "~/.ssh/authorized_keys",
+                                                  "content": "k"})
+        assert "credential file" in refused["error"]
+
+
+def test_limits_network_none_and_passed_variables_are_in_force(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path,
+        docker: Any) -> None:
+    (root / ".env").parent.mkdir(parents=True, exist_ok=True)
+    (root / ".env").write_text("PROJECT_TOKEN=tok-123\nOPENAI_API_KEY=sk-not-passed\n")
+    overrides = ("environment.docker.cpus=0.5", "environment.docker.memory=256m",
+                 "environment.docker.pids_limit=64", "environment.docker.read_only=true",
+                 "environment.docker.env=[PROJECT_TOKEN]")
+    with runtime(root, environ, base_image, workspace, *overrides) as rt:
+        sandbox = sandbox_of(rt)
+        result = sandbox.run("cat /proc/net/dev | tail -n +3 | cut -d: -f1; "
+                             "grep CapEff /proc/self/status; env; touch /etc/x; "
+                             "touch /tmp/t /workspace/w && echo writable")
+        host = sandbox.container().attrs["HostConfig"]
+    interfaces = [line.strip() for line in result.output.splitlines() if line.strip() == "lo"
+                  or line.startswith("eth")]
+    assert interfaces == ["lo"]
+    assert "CapEff:\t00000000000000cb" in result.output  # chown, dac_override, fowner, set[ug]id
+    assert "PROJECT_TOKEN=tok-123" in result.output and "OPENAI" not in result.output
+    assert "Read-only file system" in result.output and "writable" in result.output
+    assert (host["NetworkMode"], host["NanoCpus"], host["Memory"], host["PidsLimit"]) == (
+        "none", 500_000_000, 256 * 1024 * 1024, 64)
+    assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+    assert host["ReadonlyRootfs"] is True and "/tmp" in host["Tmpfs"]
+    assert host["Binds"] == [f"{workspace}:/workspace:rw"]  # and never the home
+
+
+def test_the_profile_home_is_never_mounted(root: Path, environ: dict[str, str],
+                                           base_image: str, docker: Any) -> None:
+    rt = runtime(root, environ, base_image, root / "projects")
+    with pytest.raises(SandboxUnavailable, match="would put the Hermes home"):
+        rt.start()
+    rt.close()
+
+
+def test_reused_by_label_across_runtimes_and_recreated_when_removed(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path,
+        docker: Any) -> None:
+    with runtime(root, environ, base_image, workspace) as first:
+        ctx = context(first, environ)  # the session is recorded in the labels
+        assert sandbox_of(first).run("echo kept > /tmp/state").exit_code == 0
+        created = sandbox_of(first).container()
+    assert created.labels["hermes.session"] == "session-1"
+    assert created.labels["hermes.task"] == "default" and ctx.session_id == "session-1"
+    with runtime(root, environ, base_image, workspace) as second:
+        sandbox = sandbox_of(second)
+        assert sandbox.run("cat /tmp/state").output == "kept\n"
+        assert sandbox.container().id == created.id
+        docker.containers.get(created.id).remove(force=True)  # behind our back
+        again = sandbox.run("cat /tmp/state 2>&1; echo alive")
+        assert again.output.endswith("alive\n") and "kept" not in again.output
+        assert sandbox.container().id != created.id
+    with runtime(root, environ, base_image, workspace, "environment.docker.task=other") as rt:
+        assert sandbox_of(rt).container().id != sandbox.container().id  # one per task
+
+
+def test_timeout_and_cancellation_stop_the_command_not_the_container(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path,
+        docker: Any) -> None:
+    def running(sandbox: DockerEnvironment, word: str) -> bool:
+        listing = sandbox.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").output
+        return word in listing
+
+    with runtime(root, environ, base_image, workspace) as rt:
+        sandbox = sandbox_of(rt)
+        started = time.monotonic()
+        timed = sandbox.run("echo first; sleep 300 & sleep 301; echo never", timeout=1)
+        assert timed.timed_out and timed.exit_code == 124 and time.monotonic() - started < 10
+        assert timed.output == "first\n"  # what streamed before the kill is kept
+        assert not running(sandbox, "sleep 30")  # the command and its children are gone
+        stop_at = time.monotonic() + 1
+        cancelled = sandbox.run("echo go; sleep 302",
+                                cancelled=lambda: time.monotonic() > stop_at)
+        assert cancelled.cancelled and cancelled.exit_code == 130 and cancelled.output == "go\n"
+        assert not running(sandbox, "sleep 302")
+        sandbox.container().reload()
+        assert sandbox.container().status == "running"
+        assert sandbox.run("echo still here").output == "still here\n"
+
+
+def test_the_reaper_removes_only_idle_sandboxes(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path,
+        docker: Any) -> None:
+    def make(task: str, idle: float) -> Any:
+        rt = runtime(root, environ, base_image, workspace, f"environment.docker.task={task}",
+                     f"environment.docker.idle_timeout={idle}")
+        with rt:
+            sandbox = sandbox_of(rt)
+            sandbox.run("true")
+            return sandbox.container()
+
+    # Each runtime's start reaps this profile's idle sandboxes, so the busy one is
+    # busy before the next starts, and the idle one comes last.
+    busy = make("busy", 1)
+    busy.exec_run(["sleep", "60"], detach=True)
+    fresh, idle = make("fresh", 3600), make("idle", 1)
+    wait_for(lambda: (idle_seconds(docker, idle) or 0) > 1.5)
+    assert idle_seconds(docker, busy) is None  # a command runs there: never idle
+    assert reap_idle(docker) == [idle.name]
+    remaining = {c.name for c in sandboxes(docker)}
+    assert idle.name not in remaining and {busy.name, fresh.name} <= remaining
+
+
+def test_sandbox_list_and_prune(hermes: Callable[..., Any], root: Path, environ: dict[str, str],
+                                base_image: str, workspace: Path, docker: Any) -> None:
+    rt = runtime(root, environ, base_image, workspace, "environment.docker.idle_timeout=1")
+    with rt:
+        sandbox_of(rt).run("true")
+        name = sandbox_of(rt).container().name
+    listed = hermes("sandbox", "list", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    [entry] = [e for e in json.loads(listed.stdout) if e["name"] == name]
+    assert (entry["profile"], entry["task"], entry["status"]) == ("default", "default",
+                                                                 "running")
+    wait_for(lambda: (idle_seconds(docker, docker.containers.get(name)) or 0) > 1.5)
+    pruned = hermes("sandbox", "prune")
+    assert pruned.exit_code == 0 and f"removed {name}" in pruned.stdout
+    assert name not in {c.name for c in sandboxes(docker)}
+
+
+def test_unreachable_daemon_and_missing_image_are_one_line(
+        hermes: Callable[..., Any], root: Path, environ: dict[str, str], base_image: str,
+        workspace: Path, docker: Any) -> None:
+    gone = hermes("sandbox", "list", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert gone.exit_code == 2 and gone.stderr.count("\n") == 1
+    assert "does not answer" in gone.stderr and "DOCKER_HOST" in gone.stderr
+    rt = runtime(root, environ, "hermes-no-such-image:1", workspace)
+    with pytest.raises(SandboxUnavailable, match="is not on this docker host — build it"):
+        rt.start()
+    rt.close()
+
+
+@pytest.mark.parametrize("approvals", ["true", "false"])
+def test_approval_in_the_sandbox_follows_config(root: Path, environ: dict[str, str],
+                                                base_image: str, workspace: Path, docker: Any,
+                                                approvals: str) -> None:
+    (workspace / "build").mkdir()
+    tools = make_registry(["terminal"])
+    with runtime(root, environ, base_image, workspace,
+                 f"environment.docker.approvals={approvals}") as rt:
+        result = call(tools, context(rt, environ), "terminal", {"command": "rm -rf build"})
+    if approvals == "true":  # the default: asked as anywhere else, and nobody can answer
+        assert result["error"].startswith("refused: this command needs the user's approval")
+        assert (workspace / "build").exists()
+    else:
+        assert result["exit_code"] == 0 and not (workspace / "build").exists()
