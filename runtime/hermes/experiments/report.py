@@ -152,4 +152,4 @@ def _runs_table(rows: Sequence[dict[str, Any]]) -> str:
               "-" if r["cost"] is None else f"${r['cost']:.6f}", ", ".join(r["tool_names"]),
               (r["session_id"] or "")[:12], (r["answer"] or r["error"] or "")[:300]]
              for r in rows]
-    return _html_table(header, cells).replace("<td>", "<td>", 1)
+    return _html_table(header, cells)
