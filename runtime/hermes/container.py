@@ -93,7 +93,10 @@ class RuntimeContainer(containers.DeclarativeContainer):
     )
 
     skills = providers.Singleton(SkillsStore, directory=home.provided.skills_dir)
-    plugins = providers.Singleton(PluginManager, directory=home.provided.plugins_dir)
+    plugins = providers.Singleton(
+        PluginManager, directory=home.provided.plugins_dir,
+        extra=settings.provided.plugins.directories,
+    )
     platforms = providers.Singleton(build_platforms, settings=settings.provided.platforms)
 
     hooks = providers.Singleton(build_hooks, memory=memory)

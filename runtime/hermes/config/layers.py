@@ -5,7 +5,10 @@ Later layers win:
 1. ``packaged`` — ``conf/config.yaml`` and the groups beside it, shipped in the wheel;
 2. ``system`` — each directory in ``HERMES_CONFIG_LAYERS`` (``:``-separated), as
    rendered by the NixOS module or baked into an image: ``config.yaml`` plus
-   optional group options in ``conf/<group>/``;
+   optional group options in ``conf/<group>/`` for every profile, then
+   ``profiles/<name>/config.yaml`` (and ``profiles/<name>/conf/``) for profile
+   ``<name>`` alone — one directory serves all the profiles of a root, so a gateway
+   serving several profiles gives each its own settings;
 3. ``extends`` — profiles or examples the profile extends (``extends: coder``);
 4. ``profile`` — ``$HERMES_HOME/config.yaml`` plus ``$HERMES_HOME/conf/<group>/``.
 
@@ -193,8 +196,7 @@ def load_layers(
     conf = packaged_conf_dir()
     layers = [_packaged_layer(conf)]
     for directory in system_layer_dirs(environ):
-        layer, _ = load_layer("system", directory / "config.yaml", directory / "conf")
-        layers.append(layer)
+        layers.extend(_system_layers(directory, home.name))
     profile, extends = load_layer("profile", home.config_file, home.conf_dir, text=profile_text)
     chain: list[Layer] = []
     seen = {str(home.path)}
@@ -210,6 +212,19 @@ def load_layers(
         chain.append(layer)
         source = file
     return layers + chain[::-1] + [profile]
+
+
+def _system_layers(directory: Path, profile: str) -> list[Layer]:
+    """One system layer directory: what it sets for every profile, then for ``profile``.
+
+    Its ``extends`` is ignored: a system layer sits below every profile.
+    """
+    shared, _ = load_layer("system", directory / "config.yaml", directory / "conf")
+    own_dir = directory / PROFILES_DIR / profile
+    if not own_dir.is_dir():
+        return [shared]
+    own, _ = load_layer(f"system:{profile}", own_dir / "config.yaml", own_dir / "conf")
+    return [shared, own]
 
 
 @cache

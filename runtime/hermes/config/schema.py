@@ -311,6 +311,15 @@ class RuntimeConfig(Section):
         return _switch_words(data, "daemon", on="auto")
 
 
+class PluginsConfig(Section):
+    """Where a runtime finds plugins besides the home's own ``plugins/``."""
+
+    directories: list[NonBlank] = Field(default_factory=list)
+    """More directories shaped like ``$HERMES_HOME/plugins/`` (one sub-directory with a
+    ``plugin.yaml`` per plugin), read-only, searched after the home's; e.g. what the
+    NixOS module's ``extraPlugins`` renders."""
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -337,6 +346,8 @@ class HermesConfig(Section):
     """The gateway process."""
     runtime: RuntimeConfig = RuntimeConfig()
     """The warm server behind the CLI."""
+    plugins: PluginsConfig = PluginsConfig()
+    """Where plugins are found."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 

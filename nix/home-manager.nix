@@ -1,0 +1,58 @@
+# home-manager module: programs.hermes-agent — the same declarative profiles for one
+# user, rooted in ~/.hermes by default. Settings become the same read-only layer as
+# on NixOS; gateways run as systemd user services (Linux); homes and seed files
+# come from the user's systemd-tmpfiles.
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption types;
+  cfg = config.programs.hermes-agent;
+  hermesLib = import ./lib.nix { inherit lib; };
+  settingsFormat = pkgs.formats.yaml { };
+
+  layer = hermesLib.mkConfigLayer pkgs settingsFormat cfg.profiles;
+  gatewayProfiles = lib.filterAttrs (_: p: p.gateway.enable) cfg.profiles;
+
+  gatewayUnit = name: profile: {
+    Unit.Description = "Hermes gateway of profile ${name}";
+    Service = {
+      ExecStart = hermesLib.gatewayCommand cfg.package name profile;
+      Environment = lib.mapAttrsToList (k: v: "${k}=${v}")
+        (hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; });
+      EnvironmentFile = profile.environmentFiles;
+      Restart = "on-failure";
+      RestartSec = 5;
+      UMask = "0077";
+      NoNewPrivileges = true;
+      PrivateTmp = true;
+      LockPersonality = true;
+      RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+    };
+    Install.WantedBy = [ "default.target" ];
+  };
+in
+{
+  options.programs.hermes-agent = hermesLib.commonOptions {
+    inherit pkgs settingsFormat;
+    prefix = "programs.hermes-agent";
+  } // {
+    enable = lib.mkEnableOption "Hermes agent profiles for this user";
+
+    stateDir = mkOption {
+      type = types.str;
+      default = "${config.home.homeDirectory}/.hermes";
+      defaultText = lib.literalExpression ''"''${config.home.homeDirectory}/.hermes"'';
+      description = "The Hermes root: profile `<name>` lives in `<stateDir>/profiles/<name>`.";
+    };
+  };
+
+  config = lib.mkIf cfg.enable {
+    assertions = hermesLib.assertionsOf { prefix = "programs.hermes-agent"; inherit (builtins) storeDir; } cfg;
+
+    home.packages = [ (hermesLib.mkWrapper { inherit pkgs cfg layer; }) ];
+
+    systemd.user.tmpfiles.rules = hermesLib.tmpfilesRules { inherit (cfg) stateDir; owner = "- -"; } cfg.profiles;
+
+    systemd.user.services = lib.mkIf pkgs.stdenv.isLinux (lib.mapAttrs' (name: profile:
+      lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles);
+  };
+}

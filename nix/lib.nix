@@ -1,0 +1,344 @@
+# Pieces shared by the NixOS and home-manager modules: the options of one profile,
+# the read-only config layer rendered from every profile's settings, the wrapper an
+# admin runs, and the checks behind the modules' assertions. Pure: it takes pkgs as
+# an argument, so the module test can hand it a small stand-in.
+{ lib }:
+let
+  inherit (lib) mkOption types;
+
+  # The runtime's rules (runtime/hermes/home.py): a profile is a directory name.
+  namePattern = "[a-z0-9][a-z0-9_-]{0,63}";
+  reservedNames = [ "default" "hermes" "profiles" "profile" "root" "active" "current" "all" "none" "self" ];
+  # runtime/hermes/credentials.py: keys whose values are secrets.
+  secretKeyPattern = "(.*_)?(api_key|token|secret|password)";
+  apiServerDefaultPort = 8642; # conf/platforms/api_server.yaml
+
+  storeHash = "[0-9a-df-np-sv-z]{32}-(.*)";
+in
+rec {
+  inherit apiServerDefaultPort;
+
+  /* The options of services.hermes-agent.profiles.<name>. `settingsFormat` is
+     pkgs.formats.yaml { } (or the test's stand-in). */
+  profileModule = { settingsFormat, pluginsDir }:
+    { name, config, ... }:
+    {
+      options = {
+        settings = mkOption {
+          type = settingsFormat.type;
+          default = { };
+          example = lib.literalExpression ''
+            {
+              defaults = [ { provider = "anthropic"; } { platforms = "api_server"; } ];
+              provider.model = "claude-sonnet-4-5";
+              provider.api_key = "\''${secret:ANTHROPIC_API_KEY}";
+              agent.max_iterations = 40;
+            }
+          '';
+          description = ''
+            Config of this profile, rendered to YAML in the Nix store and given to the
+            runtime as a read-only system layer (`HERMES_CONFIG_LAYERS`): above the
+            packaged defaults, below the profile's own `config.yaml`, environment and
+            command-line overrides. Never merged into a mutable file, so a setting
+            removed here is gone at the next start. `defaults` picks group options
+            (`{ provider = "anthropic"; }`). Secrets stay out: write
+            `"\''${secret:NAME}"` and put `NAME=...` in one of `environmentFiles`.
+          '';
+        };
+
+        environmentFiles = mkOption {
+          type = types.listOf types.str;
+          default = [ ];
+          example = [ "/run/agenix/hermes-work.env" ];
+          description = ''
+            Files of `NAME=value` lines (agenix, sops-nix, ...) read by systemd when
+            the gateway starts (`EnvironmentFile=`); `''${secret:NAME}` in `settings`
+            resolves from them. Give them as strings: a Nix path would be copied into
+            the world-readable store.
+          '';
+        };
+
+        gateway = {
+          enable = lib.mkEnableOption ''
+            a hardened systemd service `hermes-agent-<name>` running
+            `hermes -p <name> gateway run` (settings must enable a platform)'';
+          extraArgs = mkOption {
+            type = types.listOf types.str;
+            default = [ ];
+            example = [ "gateway.shutdown_grace=10" ];
+            description = "More arguments after `gateway run` (Hydra overrides, `--profiles a,b`).";
+          };
+        };
+
+        extraPlugins = mkOption {
+          type = types.listOf types.path;
+          default = [ ];
+          example = lib.literalExpression "[ ./plugins/weather pkgs.hermes-plugin-jira ]";
+          description = ''
+            Plugin directories (each holding a `plugin.yaml`), linked read-only from
+            the store into one directory named in this profile's layer as
+            `plugins.directories`. Named after their directory (store hash removed).
+          '';
+        };
+
+        extraPythonPackages = mkOption {
+          type = types.listOf types.package;
+          default = [ ];
+          example = lib.literalExpression "[ pkgs.python312Packages.hermes-memory-honcho ]";
+          description = ''
+            Python packages (entry-point plugins) added to this profile's gateway
+            through `package.override { extraPythonPackages = ...; }`; the admin
+            `hermes` gets the packages of every profile.
+          '';
+        };
+
+        soul = mkOption {
+          type = types.nullOr types.path;
+          default = null;
+          description = ''
+            Seed for `SOUL.md`, copied into the home only while it has none (the agent
+            and the user may edit it afterwards). By systemd-tmpfiles, not an
+            activation script.
+          '';
+        };
+
+        memories = {
+          memory = mkOption {
+            type = types.nullOr types.path;
+            default = null;
+            description = "Seed for `memories/MEMORY.md` (the agent's notes), copied only while absent.";
+          };
+          user = mkOption {
+            type = types.nullOr types.path;
+            default = null;
+            description = "Seed for `memories/USER.md` (who the user is), copied only while absent.";
+          };
+        };
+      };
+
+      config.settings = lib.mkIf (config.extraPlugins != [ ]) {
+        plugins.directories = [ "${pluginsDir name config.extraPlugins}" ];
+      };
+    };
+
+  pluginName = plugin:
+    let
+      base = baseNameOf (toString plugin);
+      stripped = builtins.match storeHash base;
+    in
+    plugin.pname or (if stripped == null then base else builtins.head stripped);
+
+  /* One directory of a profile's extraPlugins: <plugin name> -> plugin. */
+  mkPluginsDir = pkgs: name: plugins:
+    pkgs.linkFarm "hermes-${name}-plugins" (map (p: { name = pluginName p; path = p; }) plugins);
+
+  /* The system layer of every profile: profiles/<name>/config.yaml (see
+     runtime/hermes/config/layers.py). One directory for all of them, so a gateway
+     serving several profiles gives each its own settings. */
+  mkConfigLayer = pkgs: settingsFormat: profiles:
+    pkgs.linkFarm "hermes-agent-layer" (lib.mapAttrsToList (name: profile: {
+      name = "profiles/${name}/config.yaml";
+      path = settingsFormat.generate "hermes-${name}.yaml" profile.settings;
+    }) profiles);
+
+  /* The package a profile's gateway runs: with its extraPythonPackages, if any. */
+  packageWith = package: extra:
+    if extra == [ ] then package else package.override { extraPythonPackages = extra; };
+
+  allExtraPythonPackages = profiles:
+    lib.unique (lib.concatMap (p: p.extraPythonPackages) (lib.attrValues profiles));
+
+  homeOf = stateDir: name: "${stateDir}/profiles/${name}";
+
+  /* What every hermes process of this deployment sees: the same layer and root. */
+  runtimeEnvironment = { stateDir, layer, name }: {
+    HERMES_HOME = homeOf stateDir name;
+    HERMES_CONFIG_LAYERS = "${layer}";
+  };
+
+  /* Options both modules share (stateDir differs: /var/lib or ~/.hermes). */
+  commonOptions = { pkgs, settingsFormat, prefix }: {
+    package = mkOption {
+      type = types.package;
+      defaultText = lib.literalMD "the flake's `packages.<system>.default`";
+      description = ''
+        The Hermes package (built from uv.lock). `extraPythonPackages` needs it to
+        take `.override { extraPythonPackages = [ ... ]; }`, as the flake's does.
+      '';
+    };
+
+    defaultProfile = mkOption {
+      type = types.nullOr types.str;
+      default = null;
+      example = "work";
+      description = ''
+        Profile the `hermes` command uses without `-p` (null: the root's default
+        profile). `hermes -p <name> ...` reaches any profile.
+      '';
+    };
+
+    profiles = mkOption {
+      type = types.attrsOf (types.submodule (profileModule {
+        inherit settingsFormat;
+        pluginsDir = mkPluginsDir pkgs;
+      }));
+      default = { };
+      description = "Profiles by name; each is a home under `${prefix}.stateDir` with its own settings and secrets.";
+    };
+  };
+
+  /* The command line of a profile's gateway. */
+  gatewayCommand = package: name: profile: lib.escapeShellArgs ([
+    "${packageWith package profile.extraPythonPackages}/bin/hermes"
+    "-p" name "gateway" "run"
+  ] ++ profile.gateway.extraArgs);
+
+  /* The `hermes` an admin or user runs: the services' root and layer. With `runAs`,
+     root switches to that user so the files it writes stay the services' own. */
+  mkWrapper = { pkgs, cfg, layer, runAs ? null }:
+    pkgs.writeShellScriptBin "hermes" (''
+      export HERMES_CONFIG_LAYERS=${lib.escapeShellArg "${layer}"}
+      export HERMES_HOME=${lib.escapeShellArg (if cfg.defaultProfile == null then cfg.stateDir else homeOf cfg.stateDir cfg.defaultProfile)}
+      hermes=${lib.escapeShellArg "${packageWith cfg.package (allExtraPythonPackages cfg.profiles)}/bin/hermes"}
+    '' + lib.optionalString (runAs != null) ''
+      if [ "$(${pkgs.coreutils}/bin/id -u)" = 0 ]; then
+        exec ${pkgs.util-linux}/bin/runuser -u ${lib.escapeShellArg runAs} -- "$hermes" "$@"
+      fi
+    '' + ''
+      exec "$hermes" "$@"
+    '');
+
+  /* systemd-tmpfiles lines: the root, every profile's home (a named profile must
+     exist for `-p`), and seed files — copied only while absent (C), then made the
+     owner's to edit (z; store files are 0444). `owner` is "user group" or "- -". */
+  tmpfilesRules = { stateDir, owner }: profiles:
+    let
+      dir = path: "d ${path} 0700 ${owner} - -";
+      seed = target: source: lib.optionals (source != null) [
+        "C ${target} - - - - ${source}"
+        "z ${target} 0600 ${owner} - -"
+      ];
+      profileRules = name: p:
+        let home = homeOf stateDir name; in
+        [ (dir home) ]
+        ++ lib.optional (p.memories.memory != null || p.memories.user != null) (dir "${home}/memories")
+        ++ seed "${home}/SOUL.md" p.soul
+        ++ seed "${home}/memories/MEMORY.md" p.memories.memory
+        ++ seed "${home}/memories/USER.md" p.memories.user;
+    in
+    [ (dir stateDir) (dir "${stateDir}/profiles") ]
+    ++ lib.concatLists (lib.mapAttrsToList profileRules profiles);
+
+  /* Every contradiction in a configuration of either module. */
+  assertionsOf = { prefix, storeDir }: cfg:
+    lib.concatLists (lib.mapAttrsToList (profileAssertions { inherit prefix storeDir; }) cfg.profiles)
+    ++ portAssertions { inherit prefix; } cfg.profiles
+    ++ [
+      {
+        assertion = cfg.defaultProfile == null || cfg.profiles ? ${cfg.defaultProfile};
+        message = ''${prefix}.defaultProfile: "${toString cfg.defaultProfile}" is not among ${prefix}.profiles (${lib.concatStringsSep ", " (lib.attrNames cfg.profiles)}).'';
+      }
+      {
+        assertion = allExtraPythonPackages cfg.profiles == [ ] || cfg.package ? override;
+        message = "${prefix}.package cannot take extraPythonPackages (it has no .override); use the flake's package.";
+      }
+    ];
+
+  /* Everything about a profile that contradicts itself: [{ assertion; message; }]. */
+  profileAssertions = { prefix, storeDir }: name: profile:
+    let
+      where = "${prefix}.profiles.${name}";
+      settings = profile.settings;
+      secrets = literalSecrets [ ] settings;
+      storeFiles = lib.filter (f: lib.hasPrefix "${storeDir}/" f) profile.environmentFiles;
+      relative = lib.filter (f: !lib.hasPrefix "/" f) profile.environmentFiles;
+      pluginNames = map pluginName profile.extraPlugins;
+    in
+    [
+      {
+        assertion = builtins.match namePattern name != null && !lib.elem name reservedNames;
+        message = ''${where}: "${name}" is not a profile name: use 1-64 of a-z, 0-9, "_" and "-", starting with a letter or digit, and none of ${lib.concatStringsSep ", " reservedNames}.'';
+      }
+      {
+        assertion = !profile.gateway.enable || platformsOf settings != [ ];
+        message = ''${where}.gateway.enable is set but its settings enable no platform, so the gateway would serve nothing: add settings.defaults = [ { platforms = "api_server"; } ] (or settings.platforms.enabled.<name>), or set gateway.enable = false.'';
+      }
+      {
+        assertion = secrets == [ ];
+        message = ''${where}.settings.${lib.head (secrets ++ [ "" ])}: a literal secret would be world-readable in the Nix store; write "\''${secret:NAME}" and put NAME=... in a file of ${where}.environmentFiles.'';
+      }
+      {
+        assertion = storeFiles == [ ];
+        message = ''${where}.environmentFiles: ${lib.concatStringsSep ", " storeFiles} is in the Nix store, which every user can read; give the path of a file outside it as a string (e.g. config.age.secrets.<name>.path).'';
+      }
+      {
+        assertion = relative == [ ];
+        message = "${where}.environmentFiles: ${lib.concatStringsSep ", " relative} is not an absolute path.";
+      }
+      {
+        assertion = !(settings ? extends);
+        message = ''${where}.settings.extends: a system layer cannot extend a profile; put the shared settings in both profiles (e.g. a let binding) or use extends in the profile's own config.yaml.'';
+      }
+      {
+        assertion = !(settings ? hydra);
+        message = "${where}.settings.hydra: reserved by Hydra; remove it.";
+      }
+      {
+        assertion = lib.length (lib.unique pluginNames) == lib.length pluginNames;
+        message = "${where}.extraPlugins: two plugins are named the same (${lib.concatStringsSep ", " pluginNames}); each needs its own directory name.";
+      }
+    ];
+
+  /* Gateways that would bind the same API server port. */
+  portAssertions = { prefix }: profiles:
+    let
+      gateways = lib.filterAttrs (_: p: p.gateway.enable) profiles;
+      ports = lib.concatLists (lib.mapAttrsToList (name: p:
+        map (port: { inherit name port; }) (apiServerPorts p.settings)) gateways);
+      earlier = a: lib.filter (b: b.port == a.port && b.name < a.name) ports;
+      clashes = lib.filter (a: earlier a != [ ]) ports;
+      first = lib.head clashes;
+    in
+    [{
+      assertion = clashes == [ ];
+      message = ''${prefix}.profiles.${first.name}: its api_server listens on port ${toString first.port}, as profile ${(lib.head (earlier first)).name}'s does; set settings.platforms.enabled.api_server.settings.port to a free port.'';
+    }];
+
+  /* Platforms a profile's settings enable: a platforms option other than none, or
+     entries of platforms.enabled. */
+  platformsOf = settings:
+    let
+      chosen = lib.concatMap (entry:
+        lib.optionals (lib.isAttrs entry) (lib.mapAttrsToList (key: option: { inherit key option; }) entry))
+        (settings.defaults or [ ]);
+      picked = lib.filter (c: groupOf c.key == "platforms" && c.option != "none") chosen;
+      enabled = lib.attrNames (settings.platforms.enabled or { });
+    in
+    map (c: c.option) picked ++ enabled;
+
+  groupOf = key: lib.removePrefix "/" (lib.trim (lib.removePrefix "override" key));
+
+  apiServerPorts = settings:
+    let
+      viaOption = lib.elem "api_server" (platformsOf settings);
+      server = settings.platforms.enabled.api_server or null;
+      port = if server == null then apiServerDefaultPort else server.settings.port or apiServerDefaultPort;
+    in
+    lib.optional (viaOption || server != null) port;
+
+  /* Dotted keys holding a literal secret (not an interpolation). */
+  literalSecrets = path: value:
+    if lib.isAttrs value then
+      lib.concatLists (lib.mapAttrsToList (key: v:
+        let here = path ++ [ key ]; in
+        if isSecretKey key && lib.isString v && !lib.hasInfix "\${" v && v != "" then
+          [ (lib.concatStringsSep "." here) ]
+        else
+          literalSecrets here v) value)
+    else if lib.isList value then
+      lib.concatLists (lib.imap0 (i: v: literalSecrets (path ++ [ (toString i) ]) v) value)
+    else
+      [ ];
+
+  isSecretKey = key: builtins.match secretKeyPattern (lib.toLower key) != null;
+}

@@ -1,0 +1,150 @@
+# NixOS module: services.hermes-agent — declarative Hermes profiles.
+#
+# Each profile's `settings` become a read-only config layer in the store
+# (HERMES_CONFIG_LAYERS); the profile's own config.yaml, secrets, memories and
+# sessions stay in its home under `stateDir`. One hardened systemd unit per profile
+# with `gateway.enable`. Nothing writes into the state directory at activation:
+# directories and seed files come from systemd (StateDirectory, tmpfiles).
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption types;
+  cfg = config.services.hermes-agent;
+  hermesLib = import ./lib.nix { inherit lib; };
+  settingsFormat = pkgs.formats.yaml { };
+
+  layer = hermesLib.mkConfigLayer pkgs settingsFormat cfg.profiles;
+  homeOf = hermesLib.homeOf cfg.stateDir;
+  gatewayProfiles = lib.filterAttrs (_: p: p.gateway.enable) cfg.profiles;
+
+  # StateDirectory= only takes paths under /var/lib; elsewhere the unit may write
+  # to stateDir through ReadWritePaths= and tmpfiles creates it.
+  underVarLib = lib.hasPrefix "/var/lib/" cfg.stateDir;
+  stateRelative = lib.removePrefix "/var/lib/" cfg.stateDir;
+
+  adminWrapper = hermesLib.mkWrapper { inherit pkgs cfg layer; runAs = cfg.user; };
+
+  gatewayUnit = name: profile: {
+    description = "Hermes gateway of profile ${name}";
+    wantedBy = [ "multi-user.target" ];
+    wants = [ "network-online.target" ];
+    after = [ "network-online.target" ];
+    environment = hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; };
+    serviceConfig = {
+      ExecStart = hermesLib.gatewayCommand cfg.package name profile;
+      EnvironmentFile = profile.environmentFiles;
+      User = cfg.user;
+      Group = cfg.group;
+      WorkingDirectory = homeOf name;
+      Restart = "on-failure";
+      RestartSec = 5;
+      # SIGTERM lets running turns finish (gateway.shutdown_grace, 30 s by default).
+      TimeoutStopSec = 60;
+      UMask = "0077";
+
+      NoNewPrivileges = true;
+      ProtectSystem = "strict";
+      ProtectHome = true;
+      PrivateTmp = true;
+      PrivateDevices = true;
+      ProtectKernelTunables = true;
+      ProtectKernelModules = true;
+      ProtectKernelLogs = true;
+      ProtectControlGroups = true;
+      ProtectClock = true;
+      ProtectHostname = true;
+      ProtectProc = "invisible";
+      # AF_UNIX: the warm CLI server's socket in the home; AF_INET*: platforms, models.
+      RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+      RestrictNamespaces = true;
+      RestrictRealtime = true;
+      RestrictSUIDSGID = true;
+      LockPersonality = true;
+      # CPython without a JIT maps no writable+executable memory (libffi uses static
+      # trampolines), so this holds for the runtime and its dependencies.
+      MemoryDenyWriteExecute = true;
+      SystemCallFilter = [ "@system-service" "~@privileged" ];
+      SystemCallErrorNumber = "EPERM";
+      SystemCallArchitectures = "native";
+      CapabilityBoundingSet = "";
+      AmbientCapabilities = "";
+      RemoveIPC = true;
+    } // (if underVarLib then {
+      StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}" ];
+      StateDirectoryMode = "0700";
+    } else {
+      ReadWritePaths = [ cfg.stateDir ];
+    });
+  };
+in
+{
+  options.services.hermes-agent = hermesLib.commonOptions {
+    inherit pkgs settingsFormat;
+    prefix = "services.hermes-agent";
+  } // {
+    enable = lib.mkEnableOption "Hermes agent profiles (config layers, gateways and an admin `hermes`)";
+
+    user = mkOption {
+      type = types.str;
+      default = "hermes";
+      description = "User the gateways run as and the admin `hermes` switches to from root; created when left as hermes.";
+    };
+
+    group = mkOption {
+      type = types.str;
+      default = "hermes";
+      description = "Group of that user; created when left as hermes.";
+    };
+
+    stateDir = mkOption {
+      type = types.str;
+      default = "/var/lib/hermes-agent";
+      description = ''
+        The Hermes root: profile `<name>` lives in `<stateDir>/profiles/<name>`
+        (config.yaml, .env, memories, sessions, logs). Under /var/lib it is the
+        units' StateDirectory; elsewhere it is made writable with ReadWritePaths.
+      '';
+    };
+
+    configLayer = mkOption {
+      type = types.package;
+      readOnly = true;
+      default = layer;
+      defaultText = lib.literalMD "the rendered layer";
+      description = "The rendered read-only layer directory (`profiles/<name>/config.yaml`), as given in HERMES_CONFIG_LAYERS.";
+    };
+  };
+
+  config = lib.mkIf cfg.enable {
+    assertions = hermesLib.assertionsOf { prefix = "services.hermes-agent"; inherit (builtins) storeDir; } cfg
+      ++ [
+        {
+          assertion = lib.hasPrefix "/" cfg.stateDir && !lib.hasInfix "/../" "${cfg.stateDir}/";
+          message = "services.hermes-agent.stateDir: ${cfg.stateDir} must be an absolute path without '..'.";
+        }
+        {
+          assertion = gatewayProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);
+          message = "services.hermes-agent.stateDir: ${cfg.stateDir} is hidden from the gateways by ProtectHome=true; use a directory under /var/lib.";
+        }
+      ];
+
+    users.users = lib.mkIf (cfg.user == "hermes") {
+      hermes = {
+        isSystemUser = true;
+        group = cfg.group;
+        home = cfg.stateDir;
+        description = "Hermes agent";
+      };
+    };
+    users.groups = lib.mkIf (cfg.group == "hermes") { hermes = { }; };
+
+    systemd.tmpfiles.rules = hermesLib.tmpfilesRules {
+      inherit (cfg) stateDir;
+      owner = "${cfg.user} ${cfg.group}";
+    } cfg.profiles;
+
+    systemd.services = lib.mapAttrs' (name: profile:
+      lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles;
+
+    environment.systemPackages = [ adminWrapper ];
+  };
+}

@@ -1,0 +1,376 @@
+"""The Nix deployment: every ``.nix`` file parses, the NixOS module evaluates to what
+it documents, and the runtime composes a layer directory shaped like the one the
+module renders.
+
+The module test needs nixpkgs' ``lib`` (not nixpkgs): set ``HERMES_TEST_NIXPKGS_LIB``
+to a directory holding ``lib/default.nix``, e.g. a checkout of
+``nix-community/nixpkgs.lib``. It evaluates ``tests/nix/eval-module.nix`` (stand-in
+NixOS options and a tiny ``pkgs``) with ``nix-instantiate --eval --strict --json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hermes.config import compose_config
+from hermes.container import build_runtime
+from hermes.home import home_for
+
+REPO = Path(__file__).resolve().parent.parent
+HARNESS = REPO / "tests" / "nix" / "eval-module.nix"
+LIB_ENV = "HERMES_TEST_NIXPKGS_LIB"
+NIX_INSTANTIATE = shutil.which("nix-instantiate")
+SKIP_DIRS = {"node_modules", "__pycache__"}
+
+
+def nix_files() -> list[Path]:
+    return sorted(p for p in REPO.rglob("*.nix")
+                  if not any(part.startswith(".") or part in SKIP_DIRS
+                             for part in p.relative_to(REPO).parts))
+
+
+def test_the_flake_and_module_files_are_found() -> None:
+    names = {str(p.relative_to(REPO)) for p in nix_files()}
+    assert {"flake.nix", "nix/module.nix", "nix/lib.nix", "nix/package.nix",
+            "nix/home-manager.nix", "nix/checks.nix", "nix/vm-test.nix",
+            "tests/nix/eval-module.nix"} <= names
+
+
+@pytest.mark.skipif(NIX_INSTANTIATE is None,
+                    reason="nix-instantiate is not installed (Debian: apt-get install nix-bin)")
+@pytest.mark.parametrize("path", nix_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_nix_file_parses(path: Path) -> None:
+    result = subprocess.run([str(NIX_INSTANTIATE), "--parse", str(path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+# --- the NixOS module, evaluated with lib.evalModules --------------------------------
+
+
+@pytest.fixture(scope="module")
+def nixpkgs_lib() -> str:
+    if NIX_INSTANTIATE is None:
+        pytest.skip("nix-instantiate is not installed (Debian: apt-get install nix-bin)")
+    path = os.environ.get(LIB_ENV)
+    if not path:
+        pytest.skip(f"{LIB_ENV} is not set: point it at a directory holding nixpkgs' "
+                    "lib/default.nix (e.g. a checkout of nix-community/nixpkgs.lib)")
+    assert (Path(path) / "lib" / "default.nix").is_file(), \
+        f"{LIB_ENV}={path} holds no lib/default.nix"
+    return str(Path(path).resolve())
+
+
+def evaluate(nixpkgs_lib: str, configuration: str, target: str = "nixos") -> dict[str, Any]:
+    """The module's outcome for ``configuration`` (a module, in Nix syntax); ``target``
+    ``home-manager`` evaluates ``nix/home-manager.nix`` instead."""
+    expression = (f"import {json.dumps(str(HARNESS))} {{ nixpkgsLib = "
+                  f"{json.dumps(nixpkgs_lib)}; target = {json.dumps(target)}; "
+                  f"configuration = {configuration}; }}")
+    result = subprocess.run(
+        [str(NIX_INSTANTIATE), "--eval", "--strict", "--json", "--show-trace", "-E", expression],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def two_profiles(work_settings: str = "agent.max_iterations = 40;", extra: str = "") -> str:
+    """Two gateway profiles with agenix-style secrets; ``extra`` is a second module's
+    ``services.hermes-agent`` body (it may use ``lib``)."""
+    return """{
+      imports = [ ({ lib, ... }: { services.hermes-agent = { @EXTRA@ }; }) ];
+      services.hermes-agent = {
+        enable = true;
+        defaultProfile = "work";
+        profiles.work = {
+          settings = {
+            defaults = [ { platforms = "api_server"; } ];
+            provider.api_key = "\\${secret:OPENAI_API_KEY}";
+            @WORK@
+          };
+          environmentFiles = [ "/run/agenix/hermes-work.env" ];
+          gateway.enable = true;
+          extraPlugins = [ "/srv/hermes-plugins/weather" ];
+          soul = "/etc/hermes/soul.md";
+          memories.user = "/etc/hermes/user.md";
+        };
+        profiles.research = {
+          settings.platforms.enabled.api_server = {
+            kind = "api_server";
+            settings.port = 8643;
+          };
+          environmentFiles = [ "/run/agenix/hermes-research.env" "/run/secrets/shared.env" ];
+          gateway.enable = true;
+          gateway.extraArgs = [ "gateway.shutdown_grace=5" ];
+        };
+      };
+    }""".replace("@EXTRA@", extra).replace("@WORK@", work_settings)
+
+
+HARDENING = {
+    "User": "hermes", "Group": "hermes", "Restart": "on-failure", "UMask": "0077",
+    "NoNewPrivileges": True, "ProtectSystem": "strict", "ProtectHome": True,
+    "PrivateTmp": True, "PrivateDevices": True, "ProtectKernelTunables": True,
+    "ProtectKernelModules": True, "ProtectKernelLogs": True, "ProtectControlGroups": True,
+    "RestrictAddressFamilies": ["AF_UNIX", "AF_INET", "AF_INET6"],
+    "RestrictNamespaces": True, "LockPersonality": True, "MemoryDenyWriteExecute": True,
+    "SystemCallFilter": ["@system-service", "~@privileged"], "CapabilityBoundingSet": "",
+    "StateDirectoryMode": "0700",
+}
+
+
+@pytest.fixture(scope="module")
+def deployed(nixpkgs_lib: str) -> dict[str, Any]:
+    return evaluate(nixpkgs_lib, two_profiles())
+
+
+def test_two_gateway_profiles_get_two_hardened_units(deployed: dict[str, Any]) -> None:
+    assert deployed["failedAssertions"] == []
+    units = deployed["units"]
+    assert set(units) == {"hermes-agent-work", "hermes-agent-research"}
+    layer = deployed["layer"]["path"]
+    for name, files in (("work", ["/run/agenix/hermes-work.env"]),
+                        ("research", ["/run/agenix/hermes-research.env",
+                                      "/run/secrets/shared.env"])):
+        unit = units[f"hermes-agent-{name}"]
+        service = unit["serviceConfig"]
+        assert unit["environment"] == {"HERMES_HOME": f"/var/lib/hermes-agent/profiles/{name}",
+                                       "HERMES_CONFIG_LAYERS": layer}
+        assert service["EnvironmentFile"] == files
+        assert {k: service.get(k) for k in HARDENING} == HARDENING
+        assert service["StateDirectory"] == [
+            "hermes-agent", "hermes-agent/profiles", f"hermes-agent/profiles/{name}"]
+        assert "ReadWritePaths" not in service
+        assert unit["wantedBy"] == ["multi-user.target"]
+    binary, *args = units["hermes-agent-work"]["serviceConfig"]["ExecStart"].split(" ")
+    assert binary.startswith("/nix/store/") and binary.endswith("-hermes-runtime-0.1.0/bin/hermes")
+    assert args == ["-p", "work", "gateway", "run"]
+    assert units["hermes-agent-research"]["serviceConfig"]["ExecStart"] == (
+        f"{binary} -p research gateway run 'gateway.shutdown_grace=5'")
+    assert deployed["users"]["hermes"]["isSystemUser"] is True
+    assert deployed["groups"] == ["hermes"]
+
+
+def test_settings_are_rendered_into_one_read_only_layer(deployed: dict[str, Any]) -> None:
+    files = deployed["layer"]["files"]
+    assert set(files) == {"profiles/work/config.yaml", "profiles/research/config.yaml"}
+    plugins = deployed["pluginDirs"]["work"]
+    assert plugins["entries"] == [{"name": "weather", "path": "/srv/hermes-plugins/weather"}]
+    expected_work = {
+        "defaults": [{"platforms": "api_server"}],
+        "provider": {"api_key": "${secret:OPENAI_API_KEY}"},
+        "agent": {"max_iterations": 40},
+        "plugins": {"directories": [plugins["path"]]},
+    }
+    assert yaml.safe_load(files["profiles/work/config.yaml"]) == expected_work
+    assert yaml.safe_load(files["profiles/research/config.yaml"]) == {
+        "platforms": {"enabled": {"api_server": {"kind": "api_server",
+                                                 "settings": {"port": 8643}}}}}
+    for name, text in files.items():
+        assert yaml.safe_load(text) == deployed["settings"][name.split("/")[1]]
+
+
+def test_removing_a_setting_removes_it_from_the_layer(nixpkgs_lib: str,
+                                                      deployed: dict[str, Any]) -> None:
+    without = evaluate(nixpkgs_lib, two_profiles(work_settings=""))
+    work = yaml.safe_load(without["layer"]["files"]["profiles/work/config.yaml"])
+    assert "agent" not in work
+    assert work["provider"] == {"api_key": "${secret:OPENAI_API_KEY}"}
+    assert without["layer"]["path"] != deployed["layer"]["path"]
+    env = without["units"]["hermes-agent-work"]["environment"]
+    assert env["HERMES_CONFIG_LAYERS"] == without["layer"]["path"]
+
+
+def test_the_admin_hermes_uses_the_same_root_and_layer(deployed: dict[str, Any]) -> None:
+    (wrapper,) = deployed["systemPackages"]
+    text = wrapper["text"]
+    assert f"export HERMES_CONFIG_LAYERS={deployed['layer']['path']}\n" in text
+    assert "export HERMES_HOME=/var/lib/hermes-agent/profiles/work\n" in text
+    assert "/bin/runuser -u hermes -- \"$hermes\" \"$@\"" in text
+    assert text.rstrip().endswith('exec "$hermes" "$@"')
+
+
+def test_homes_and_seeds_come_from_tmpfiles(deployed: dict[str, Any]) -> None:
+    home = "/var/lib/hermes-agent/profiles/work"
+    assert deployed["tmpfiles"] == [
+        "d /var/lib/hermes-agent 0700 hermes hermes - -",
+        "d /var/lib/hermes-agent/profiles 0700 hermes hermes - -",
+        "d /var/lib/hermes-agent/profiles/research 0700 hermes hermes - -",
+        f"d {home} 0700 hermes hermes - -",
+        f"d {home}/memories 0700 hermes hermes - -",
+        f"C {home}/SOUL.md - - - - /etc/hermes/soul.md",
+        f"z {home}/SOUL.md 0600 hermes hermes - -",
+        f"C {home}/memories/USER.md - - - - /etc/hermes/user.md",
+        f"z {home}/memories/USER.md 0600 hermes hermes - -",
+    ]
+
+
+def test_extra_python_packages_reach_their_profile_and_the_admin(nixpkgs_lib: str) -> None:
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra="""
+        profiles.research.extraPythonPackages = [
+          { type = "derivation"; name = "hermes-plugin-notes"; outPath = "/nix/store/notes"; }
+        ];"""))
+    assert deployed["failedAssertions"] == []
+    research = deployed["units"]["hermes-agent-research"]["serviceConfig"]["ExecStart"]
+    work = deployed["units"]["hermes-agent-work"]["serviceConfig"]["ExecStart"]
+    assert research.split(" ")[0].endswith("-hermes-runtime-0.1.0-with-plugins/bin/hermes")
+    assert work.split(" ")[0].endswith("-hermes-runtime-0.1.0/bin/hermes")
+    assert "-hermes-runtime-0.1.0-with-plugins/bin/hermes" in deployed["systemPackages"][0]["text"]
+
+
+def test_a_state_dir_outside_var_lib_is_made_writable(nixpkgs_lib: str) -> None:
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra='stateDir = "/srv/hermes";'))
+    service = deployed["units"]["hermes-agent-work"]["serviceConfig"]
+    assert service["ReadWritePaths"] == ["/srv/hermes"]
+    assert "StateDirectory" not in service
+    assert deployed["units"]["hermes-agent-work"]["environment"]["HERMES_HOME"] == (
+        "/srv/hermes/profiles/work")
+    assert "d /srv/hermes/profiles/work 0700 hermes hermes - -" in deployed["tmpfiles"]
+
+
+CONTRADICTIONS = {
+    "gateway without a platform": (
+        'profiles.quiet.gateway.enable = true;',
+        "services.hermes-agent.profiles.quiet.gateway.enable is set but its settings enable "
+        "no platform"),
+    "literal secret": (
+        'profiles.work.settings.provider.api_key = lib.mkForce "sk-live-123";',
+        "services.hermes-agent.profiles.work.settings.provider.api_key: a literal secret "
+        "would be world-readable in the Nix store"),
+    "secrets file in the store": (
+        'profiles.research.environmentFiles = [ "/nix/store/abc-secrets.env" ];',
+        "services.hermes-agent.profiles.research.environmentFiles: /nix/store/abc-secrets.env "
+        "is in the Nix store"),
+    "unknown default profile": (
+        'defaultProfile = lib.mkForce "wrok";',
+        'services.hermes-agent.defaultProfile: "wrok" is not among '
+        "services.hermes-agent.profiles (research, work)"),
+    "reserved profile name": (
+        "profiles.default = { };",
+        'services.hermes-agent.profiles.default: "default" is not a profile name'),
+    "invalid profile name": (
+        "profiles.Work = { };",
+        'services.hermes-agent.profiles.Work: "Work" is not a profile name'),
+    "two gateways on one port": (
+        "profiles.research.settings.platforms.enabled.api_server.settings.port = "
+        "lib.mkForce 8642;",
+        "services.hermes-agent.profiles.work: its api_server listens on port 8642, as "
+        "profile research's does"),
+    "extends in a system layer": (
+        'profiles.research.settings.extends = "coder";',
+        "services.hermes-agent.profiles.research.settings.extends: a system layer cannot "
+        "extend a profile"),
+    "state dir hidden by ProtectHome": (
+        'stateDir = "/home/hermes";',
+        "services.hermes-agent.stateDir: /home/hermes is hidden from the gateways by "
+        "ProtectHome=true"),
+}
+
+
+@pytest.mark.parametrize("case", CONTRADICTIONS)
+def test_contradictions_fail_with_a_clear_message(nixpkgs_lib: str, case: str) -> None:
+    extra, message = CONTRADICTIONS[case]
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra=extra))
+    assert len(deployed["failedAssertions"]) == 1, deployed["failedAssertions"]
+    assert deployed["failedAssertions"][0].startswith(message)
+
+
+# --- the runtime side: a layer directory as the module renders it --------------------
+
+
+def render_layer(tmp_path: Path, profiles: dict[str, dict[str, Any]]) -> Path:
+    """``profiles/<name>/config.yaml`` links to JSON files elsewhere, as in the store."""
+    layer = tmp_path / "store" / "hermes-agent-layer"
+    for name, settings in profiles.items():
+        rendered = tmp_path / "store" / f"hermes-{name}.yaml"
+        rendered.write_text(json.dumps(settings), encoding="utf-8")
+        (layer / "profiles" / name).mkdir(parents=True)
+        (layer / "profiles" / name / "config.yaml").symlink_to(rendered)
+    return layer
+
+
+def test_a_rendered_layer_is_composed_under_the_profiles_own_config(
+        hermes, root: Path, tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    layer = render_layer(tmp_path, {
+        "work": {"defaults": [{"platforms": "api_server"}],
+                 "agent": {"max_iterations": 40},
+                 "display": {"show_cost": False, "spinner": False}},
+        "research": {"agent": {"max_iterations": 7}},
+    })
+    env = {"HERMES_CONFIG_LAYERS": str(layer)}
+    assert hermes("profile", "create", "work").exit_code == 0
+    (root / "profiles" / "work" / "config.yaml").write_text("display:\n  show_cost: true\n")
+
+    explained = hermes("-p", "work", "config", "explain", "agent.max_iterations", env=env)
+    assert explained.stdout.splitlines()[:2] == [
+        "agent.max_iterations = 40",
+        f"  set by: system:work ({layer / 'profiles/work/config.yaml'})"]
+    assert hermes("-p", "work", "config", "get", "platforms.name", env=env).stdout == (
+        "api_server\n")
+    # The profile's own file wins over the layer; what it leaves alone comes from it.
+    assert hermes("-p", "work", "config", "get", "display.show_cost", env=env).stdout == "true\n"
+    assert hermes("-p", "work", "config", "get", "display.spinner", env=env).stdout == "false\n"
+    # Another profile's part of the layer never applies; nor does the layer when unset.
+    assert hermes("config", "get", "agent.max_iterations", env=env).stdout == "90\n"
+    assert hermes("-p", "work", "config", "get", "agent.max_iterations").stdout == "90\n"
+
+
+def test_a_setting_removed_from_the_layer_is_gone(hermes, root: Path, tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    layer = render_layer(tmp_path, {"work": {"agent": {"max_iterations": 40}}})
+    env = {"HERMES_CONFIG_LAYERS": str(layer)}
+    assert hermes("profile", "create", "work").exit_code == 0
+    assert hermes("-p", "work", "config", "get", "agent.max_iterations", env=env).stdout == "40\n"
+
+    (tmp_path / "store" / "hermes-work.yaml").write_text("{}", encoding="utf-8")
+    assert hermes("-p", "work", "config", "get", "agent.max_iterations", env=env).stdout == "90\n"
+    assert "max_iterations" not in (root / "profiles" / "work" / "config.yaml").read_text()
+
+
+def test_extra_plugin_directories_are_discovered(root: Path, tmp_path: Path,
+                                                 environ: dict[str, str]) -> None:
+    extra = tmp_path / "store" / "hermes-work-plugins"
+    (extra / "weather").mkdir(parents=True)
+    (extra / "weather" / "plugin.yaml").write_text("name: weather\n")
+    (extra / "notes").mkdir()  # no plugin.yaml: not a plugin
+    layer = render_layer(tmp_path, {"work": {"plugins": {"directories": [str(extra)]}}})
+    home = home_for(root, "work").ensure()
+    (home.plugins_dir / "local").mkdir(parents=True)
+    (home.plugins_dir / "local" / "plugin.yaml").write_text("name: local\n")
+
+    env = environ | {"HERMES_CONFIG_LAYERS": str(layer)}
+    composed = compose_config(home, env)
+    assert composed.config.plugins.directories == [str(extra)]
+    runtime = build_runtime(home, composed.config, env)
+    assert runtime.container.plugins().discover() == ["local", "weather"]
+    plain = build_runtime(home, compose_config(home, environ).config, environ)
+    assert plain.container.plugins().discover() == ["local"]
+
+
+def test_the_home_manager_module_runs_user_gateways_on_the_same_layer(
+        nixpkgs_lib: str) -> None:
+    configuration = two_profiles().replace("services.hermes-agent", "programs.hermes-agent")
+    deployed = evaluate(nixpkgs_lib, configuration, target="home-manager")
+    assert deployed["failedAssertions"] == []
+    layer = deployed["layer"]["path"]
+    work = deployed["units"]["hermes-agent-work"]
+    assert work["Service"]["Environment"] == [f"HERMES_CONFIG_LAYERS={layer}",
+                                              "HERMES_HOME=/home/alice/.hermes/profiles/work"]
+    assert work["Service"]["EnvironmentFile"] == ["/run/agenix/hermes-work.env"]
+    assert work["Service"]["ExecStart"].endswith("/bin/hermes -p work gateway run")
+    assert work["Install"]["WantedBy"] == ["default.target"]
+    assert set(deployed["units"]) == {"hermes-agent-work", "hermes-agent-research"}
+    assert "d /home/alice/.hermes/profiles/work 0700 - - - -" in deployed["tmpfiles"]
+    assert "z /home/alice/.hermes/profiles/work/SOUL.md 0600 - - - -" in deployed["tmpfiles"]
+    (wrapper,) = deployed["packages"]
+    assert f"export HERMES_CONFIG_LAYERS={layer}\n" in wrapper["text"]
+    assert "runuser" not in wrapper["text"]
