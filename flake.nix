@@ -42,7 +42,8 @@
     {
       packages = forSystems systems (pkgs: { default = hermesFor pkgs; });
 
-      apps = forSystems systems (pkgs: {
+      # On darwin only the package and the dev shell (the modules and checks are Linux's).
+      apps = forSystems linux (pkgs: {
         default = {
           type = "app";
           program = lib.getExe self.packages.${pkgs.stdenv.hostPlatform.system}.default;

@@ -233,6 +233,7 @@ rec {
   assertionsOf = { prefix, storeDir }: cfg:
     lib.concatLists (lib.mapAttrsToList (profileAssertions { inherit prefix storeDir; }) cfg.profiles)
     ++ portAssertions { inherit prefix; } cfg.profiles
+    ++ servedTwiceAssertions { inherit prefix; } cfg.profiles
     ++ [
       {
         assertion = cfg.defaultProfile == null || cfg.profiles ? ${cfg.defaultProfile};
@@ -302,6 +303,22 @@ rec {
     [{
       assertion = clashes == [ ];
       message = ''${prefix}.profiles.${first.name}: its api_server listens on port ${toString first.port}, as profile ${(lib.head (earlier first)).name}'s does; set settings.platforms.enabled.api_server.settings.port to a free port.'';
+    }];
+
+  /* A profile served by another's gateway (settings.gateway.profiles) and by its own:
+     the second gateway would find the first's lock and stop. */
+  servedTwiceAssertions = { prefix }: profiles:
+    let
+      gateways = lib.filterAttrs (_: p: p.gateway.enable) profiles;
+      twice = lib.concatLists (lib.mapAttrsToList (name: p:
+        map (other: { inherit name other; })
+          (lib.filter (other: other != name && gateways ? ${other}) (p.settings.gateway.profiles or [ ])))
+        gateways);
+      first = lib.head twice;
+    in
+    [{
+      assertion = twice == [ ];
+      message = ''${prefix}.profiles.${first.name}.settings.gateway.profiles: its gateway serves ${first.other}, which runs its own gateway too; drop ${first.other} from the list or set ${prefix}.profiles.${first.other}.gateway.enable = false.'';
     }];
 
   /* Platforms a profile's settings enable: a platforms option other than none, or

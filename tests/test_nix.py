@@ -264,6 +264,10 @@ CONTRADICTIONS = {
         "lib.mkForce 8642;",
         "services.hermes-agent.profiles.work: its api_server listens on port 8642, as "
         "profile research's does"),
+    "a profile served by two gateways": (
+        'profiles.work.settings.gateway.profiles = [ "research" ];',
+        "services.hermes-agent.profiles.work.settings.gateway.profiles: its gateway serves "
+        "research, which runs its own gateway too"),
     "extends in a system layer": (
         'profiles.research.settings.extends = "coder";',
         "services.hermes-agent.profiles.research.settings.extends: a system layer cannot "
