@@ -242,3 +242,23 @@ def test_approval_in_the_sandbox_follows_config(root: Path, environ: dict[str, s
         assert (workspace / "build").exists()
     else:
         assert result["exit_code"] == 0 and not (workspace / "build").exists()
+
+
+def test_background_jobs_run_in_the_sandbox(root: Path, environ: dict[str, str],
+                                            base_image: str, workspace: Path,
+                                            docker: Any) -> None:
+    tools = make_registry(["terminal", "process"])
+    with runtime(root, environ, base_image, workspace) as rt:
+        ctx = context(rt, environ)
+        job = call(tools, ctx, "terminal", {"command": "echo one; cat /etc/hostname",
+                                            "background": True})
+        done = call(tools, ctx, "process", {"action": "wait", "id": job["process_id"]})
+        assert done["status"] == "exited 0" and done["new_output"].startswith("one\n")
+        assert sandbox_of(rt).container().id.startswith(done["new_output"].split()[1])
+        long = call(tools, ctx, "terminal", {"command": "sleep 303", "background": True})
+        assert call(tools, ctx, "process", {"action": "poll", "id": long["process_id"]})[
+            "status"] == "running"
+        killed = call(tools, ctx, "process", {"action": "kill", "id": long["process_id"]})
+        assert killed["status"] != "running"
+        assert "sleep 303" not in sandbox_of(rt).run(
+            "cat /proc/[0-9]*/cmdline | tr '\\0' ' '").output

@@ -128,3 +128,17 @@ def test_timeout_and_cancellation_kill_the_command_on_the_host(
                                cancelled=lambda: time.monotonic() > stop_at)
         assert cancelled.cancelled and cancelled.output == "go\n" and not running("sleep 313")
         assert remote.run("echo alive").output == "alive\n"
+
+
+def test_background_jobs_run_on_the_host(root: Path, environ: dict[str, str], sshd: Sshd,
+                                         project: Path) -> None:
+    tools = make_registry(["terminal", "process"])
+    with runtime(root, environ, sshd, f"environment.cwd={project}") as rt:
+        ctx = ToolContext.for_session(rt.home, ssh_of(rt), "s1", environ=environ)
+        job = call(tools, ctx, "terminal", {"command": "pwd; exit 4", "background": True})
+        done = call(tools, ctx, "process", {"action": "wait", "id": job["process_id"]})
+        assert done["status"] == "exited 4" and done["new_output"] == f"{project}\n"
+        long = call(tools, ctx, "terminal", {"command": "sleep 314", "background": True})
+        call(tools, ctx, "process", {"action": "kill", "id": long["process_id"]})
+        gone = subprocess.run(["pgrep", "-f", "sleep 314"], capture_output=True)
+        assert gone.returncode == 1

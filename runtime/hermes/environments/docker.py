@@ -5,13 +5,14 @@ profile and task finds it by its labels; the reaper removes it once idle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes.config.schema import DockerSettings
 from hermes.credentials import Secrets
-from hermes.environments.base import CommandResult, Environment
+from hermes.environments.base import BackgroundProcess, CommandResult, Environment
 from hermes.environments.docker_sandbox import (
     USED_MARKER,
     SandboxSpec,
@@ -23,6 +24,7 @@ from hermes.environments.docker_sandbox import (
     require_image,
 )
 from hermes.environments.files import Files, ShellFiles
+from hermes.environments.streamed_process import StreamedProcess
 from hermes.environments.streams import follow, kill_group_command, wrap_command
 from hermes.errors import SandboxError, SandboxUnavailable
 from hermes.home import Home
@@ -81,24 +83,42 @@ class DockerEnvironment(Environment):
 
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:
-        wrapped = f": > {USED_MARKER} 2>/dev/null; {wrap_command(command, None)}"
-        return self._in_container(
-            lambda container: self._follow(container, wrapped, timeout or self.timeout,
-                                           cancelled))
+        return self._in_container(lambda container: self._follow(
+            container, command, timeout or self.timeout, cancelled))
 
-    def _follow(self, container: Any, wrapped: str, timeout: float,
-                cancelled: Callable[[], bool] | None) -> CommandResult:
+    def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
+        def start(container: Any) -> BackgroundProcess:
+            exec_id, chunks = self._start(container, command)
+            return StreamedProcess(chunks, exit_code=lambda: self._exit_code(exec_id),
+                                   kill=self._killer(container), log_path=log_path)
+
+        return self._in_container(start)
+
+    def _start(self, container: Any, command: str) -> tuple[str, Iterator[bytes]]:
+        """Start ``command`` wrapped (``streams.wrap_command``); its id and output stream."""
+        wrapped = f": > {USED_MARKER} 2>/dev/null; {wrap_command(command, None)}"
         api = self._client.api
-        exec_id = api.exec_create(container.id, ["/bin/sh", "-c", wrapped],
-                                  workdir=self.cwd)["Id"]
-        followed = follow(api.exec_start(exec_id, stream=True), timeout=timeout,
-                          cancelled=cancelled,
-                          kill=lambda group: container.exec_run(
-                              ["/bin/sh", "-c", kill_group_command(group)]))
+        exec_id: str = api.exec_create(container.id, ["/bin/sh", "-c", wrapped],
+                                       workdir=self.cwd)["Id"]
+        return exec_id, api.exec_start(exec_id, stream=True)
+
+    def _exit_code(self, exec_id: str) -> int:
+        code = self._guard(lambda: self._client.api.exec_inspect(exec_id)["ExitCode"])
+        return -1 if code is None else int(code)
+
+    @staticmethod
+    def _killer(container: Any) -> Callable[[int], None]:
+        return lambda group: container.exec_run(["/bin/sh", "-c", kill_group_command(group)])
+
+    def _follow(self, container: Any, command: str, timeout: float,
+                cancelled: Callable[[], bool] | None) -> CommandResult:
+        exec_id, chunks = self._start(container, command)
+        followed = follow(chunks, timeout=timeout, cancelled=cancelled,
+                          kill=self._killer(container))
         if followed.timed_out or followed.cancelled:
             return CommandResult(124 if followed.timed_out else 130, followed.output,
                                  timed_out=followed.timed_out, cancelled=followed.cancelled)
-        return CommandResult(api.exec_inspect(exec_id)["ExitCode"] or 0, followed.output)
+        return CommandResult(self._exit_code(exec_id), followed.output)
 
     def files(self) -> Files:
         if self._home_dir is None:

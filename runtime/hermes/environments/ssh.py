@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from hermes.config.schema import SSHSettings
-from hermes.environments.base import CommandResult, Environment
+from hermes.environments.base import BackgroundProcess, CommandResult, Environment
 from hermes.environments.files import Files
 from hermes.environments.sftp_files import SFTPFiles
 from hermes.environments.ssh_connect import open_client
+from hermes.environments.streamed_process import StreamedProcess
 from hermes.environments.streams import DRAIN_SECONDS, follow, kill_group_command, wrap_command
 from hermes.errors import SandboxError
 from hermes.home import Home
@@ -80,6 +82,16 @@ class SSHEnvironment(Environment):
             return CommandResult(channel.exit_status, followed.output)
         finally:
             channel.close()
+
+    def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
+        channel = self._channel(wrap_command(command, self._workdir()))
+
+        def exit_code() -> int:
+            channel.status_event.wait(DRAIN_SECONDS)
+            return int(channel.exit_status)
+
+        return StreamedProcess(_chunks(channel), exit_code=exit_code, kill=self._kill,
+                               log_path=log_path)
 
     def _kill(self, group: int) -> None:
         channel = self._channel(kill_group_command(group))
