@@ -28,6 +28,7 @@ BEHAVIOURS = {
     "good": answer("The answer is 4."),
     "wrongtool": tool_then_answer("terminal", {"command": "echo 4"}, "4, I think"),
     "slow": answer("4", delay=8),
+    "slowish": answer("The answer is 4.", delay=1.0),
     "memo": tool_then_answer("memory", {"action": "add", "target": "memory",
                                         "content": MEMORY_NOTE}, "The answer is 4."),
     "judge": answer(_judge),
@@ -199,3 +200,59 @@ def test_rerun_uses_byte_identical_configs_and_tasks(hermes, configured: Path,
     diff = ok(hermes("ab", "diff", first, second))
     assert "arm provider.model=good: config identical" in diff
     assert "provider.model=wrongtool: pass rate 0% → 0%" in diff
+
+
+def _rows_when(root: Path, stderr_file: Path, count: int, timeout: float = 60) -> str:
+    """Wait until the running experiment has ``count`` rows; its id."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = stderr_file.read_text()
+        if "experiment " in text:
+            eid = experiment_id(text)
+            try:
+                if len(runs(root, eid)) >= count:
+                    return eid
+            except sqlite3.OperationalError:  # not created yet
+                pass
+        time.sleep(0.05)
+    raise TimeoutError(f"no {count} rows within {timeout}s: {stderr_file.read_text()}")
+
+
+def test_ctrl_c_then_resume_runs_only_the_missing_cells(environ, hermes, configured: Path,
+                                                        llm: FakeLLM, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    tasks = write_tasks(tmp_path / "t.jsonl", *({"id": f"t{i}", "prompt": "What is 2+2?",
+                                                 "expect": {"contains": "4"}}
+                                                for i in range(3)))
+    stderr = tmp_path / "stderr"
+    with stderr.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "hermes", "ab",
+                                 "provider.model=good,slowish", "--tasks", str(tasks),
+                                 "--repeat", "2"], env=environ, stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+        eid = _rows_when(configured, stderr, 2)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.read_text()
+    assert f"finish with `hermes ab resume {eid}`" in stderr.read_text()
+    before = {r["cell"]: r for r in runs(configured, eid)}
+    assert 2 <= len(before) < 12
+    assert not (configured / "experiments" / eid / "work").exists() or \
+        not any((configured / "experiments" / eid / "work").iterdir())
+    result = hermes("ab", "resume", eid)
+    ok(result)
+    after = {r["cell"]: r for r in runs(configured, eid)}
+    expected = {f"{arm}/t{i}/{repeat}" for arm in (1, 2) for i in range(3) for repeat in (1, 2)}
+    assert set(after) == expected and len(runs(configured, eid)) == 12
+    for cell, row in before.items():  # finished cells were not run again
+        assert after[cell] == row
+    assert all(row["passed"] for row in after.values())
+    sessions = sqlite3.connect(configured / "experiments" / eid / "state.db")
+    stored = {row[0] for row in sessions.execute("select id from sessions")}
+    sessions.close()
+    assert {row["session_id"] for row in after.values()} <= stored

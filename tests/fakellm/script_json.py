@@ -9,6 +9,10 @@ fallback answers every request after the last turn (handy for benchmarks). A tur
     {"fault": {"status": 418, "message": "..."}}  # or the Fault fields themselves
     {"truncated": {"text": "cut"}, "after_events": 3}
     {"stream_error": "overloaded", "reply": {"text": "fails"}, "after_events": 3}
+
+``{"by_model": {"gpt-4o": turn, "gpt-4o-mini": turn}}`` as the whole file (or beside
+``turns``) answers every request after the turns by its model's turn, so that the arms
+of ``hermes ab provider.model=gpt-4o,gpt-4o-mini`` answer differently.
 """
 
 from __future__ import annotations
@@ -30,6 +34,12 @@ def load_script(path: Path) -> tuple[list[Turn], Responder | None]:
     if isinstance(data, list):
         return [turn_from_json(item) for item in data], None
     turns = [turn_from_json(item) for item in data.get("turns", [])]
+    if "by_model" in data:
+        from .by_model import by_model
+
+        per_model = {name: turn_from_json(turn) for name, turn in data["by_model"].items()}
+        return turns, by_model({name: (lambda _r, t=turn: t)
+                                for name, turn in per_model.items()})
     fallback = turn_from_json(data["fallback"]) if "fallback" in data else None
     return turns, (lambda _request: fallback) if fallback is not None else None
 

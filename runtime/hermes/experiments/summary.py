@@ -126,11 +126,11 @@ def _spread_sentence(what: str, first: str, second: str, a: list[float], b: list
     if median_a == median_b:
         return f"{what.capitalize()}: the medians are equal (Mann–Whitney p={p:.3g})."
     slow, fast = (first, second) if median_a > median_b else (second, first)
-    verdict = "significantly" if p < ALPHA else "not significantly (could be chance)"
-    return (f"{what.capitalize()}: {slow} is {verdict} {worse} than {fast} "
-            f"(medians {_fmt(what, median_a)} vs {_fmt(what, median_b)}, "
-            f"Mann–Whitney p={p:.3g}).")
+    verdict = "the difference is significant" if p < ALPHA else "the difference could be chance"
+    return (f"{what.capitalize()}: {slow} is {worse} than {fast} (medians "
+            f"{_fmt(what, median_a)} vs {_fmt(what, median_b)}) — {verdict} "
+            f"(Mann–Whitney p={p:.3g}).")
 
 
 def _fmt(what: str, value: float) -> str:
-    return f"{value:.2f} s" if what == "latency" else f"${value:.6f}"
+    return f"{value:.3g} s" if what == "latency" else f"${value:.6f}"
