@@ -222,10 +222,13 @@ def test_unreachable_daemon_and_missing_image_are_one_line(
     gone = hermes("sandbox", "list", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert gone.exit_code == 2 and gone.stderr.count("\n") == 1
     assert "does not answer" in gone.stderr and "DOCKER_HOST" in gone.stderr
-    rt = runtime(root, environ, "hermes-no-such-image:1", workspace)
-    with pytest.raises(SandboxUnavailable, match="is not on this docker host — build it"):
-        rt.start()
-    rt.close()
+    missing = hermes("-z", "hi", "environment=docker",
+                     "environment.docker.image=hermes-no-such-image:1",
+                     "provider.api_base=http://127.0.0.1:9", env={"OPENAI_API_KEY": "sk-fake"})
+    assert missing.exit_code == 2 and missing.stderr.count("\n") == 1
+    assert missing.stderr.startswith("error: environment.docker.image: image "
+                                     "hermes-no-such-image:1 is not on this docker host — "
+                                     "build it")
 
 
 @pytest.mark.parametrize("approvals", ["true", "false"])
