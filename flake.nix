@@ -66,8 +66,10 @@
           env = {
             UV_PYTHON = pkgs.python312.interpreter;
             UV_PYTHON_DOWNLOADS = "never";
-            # The module evaluation test (tests/test_nix.py) uses this lib.
+            # tests/test_nix.py evaluates the modules and reads uv.lock with these.
             HERMES_TEST_NIXPKGS_LIB = "${nixpkgs}";
+            HERMES_TEST_UV2NIX = "${uv2nix}";
+            HERMES_TEST_PYPROJECT_NIX = "${pyproject-nix}";
           };
         };
       });

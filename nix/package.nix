@@ -40,7 +40,7 @@ let
     ];
   };
 
-  workspace = uv2nix.lib.workspace.loadWorkspace { workspaceRoot = src; };
+  workspace = import ./workspace.nix { inherit lib; uv2nixLib = uv2nix.lib; workspaceRoot = src; };
 
   pythonSet =
     (callPackage pyproject-nix.build.packages { inherit python; }).overrideScope

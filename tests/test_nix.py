@@ -6,6 +6,8 @@ The module test needs nixpkgs' ``lib`` (not nixpkgs): set ``HERMES_TEST_NIXPKGS_
 to a directory holding ``lib/default.nix``, e.g. a checkout of
 ``nix-community/nixpkgs.lib``. It evaluates ``tests/nix/eval-module.nix`` (stand-in
 NixOS options and a tiny ``pkgs``) with ``nix-instantiate --eval --strict --json``.
+With ``HERMES_TEST_UV2NIX`` and ``HERMES_TEST_PYPROJECT_NIX`` (checkouts of those
+flake inputs) too, ``tests/nix/eval-workspace.nix`` checks that uv2nix reads uv.lock.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,8 @@ def nix_files() -> list[Path]:
 def test_the_flake_and_module_files_are_found() -> None:
     names = {str(p.relative_to(REPO)) for p in nix_files()}
     assert {"flake.nix", "nix/module.nix", "nix/lib.nix", "nix/package.nix",
-            "nix/home-manager.nix", "nix/checks.nix", "nix/vm-test.nix",
-            "tests/nix/eval-module.nix"} <= names
+            "nix/home-manager.nix", "nix/checks.nix", "nix/vm-test.nix", "nix/workspace.nix",
+            "tests/nix/eval-module.nix", "tests/nix/eval-workspace.nix"} <= names
 
 
 @pytest.mark.skipif(NIX_INSTANTIATE is None,
@@ -378,3 +381,31 @@ def test_the_home_manager_module_runs_user_gateways_on_the_same_layer(
     (wrapper,) = deployed["packages"]
     assert f"export HERMES_CONFIG_LAYERS={layer}\n" in wrapper["text"]
     assert "runuser" not in wrapper["text"]
+
+
+# --- the package: uv2nix reads uv.lock -------------------------------------------------
+
+SOURCES_ENV = {"uv2nixSrc": "HERMES_TEST_UV2NIX", "pyprojectNixSrc": "HERMES_TEST_PYPROJECT_NIX"}
+
+
+def test_uv2nix_resolves_the_lock_the_package_is_built_from(nixpkgs_lib: str) -> None:
+    sources = {arg: os.environ.get(env) for arg, env in SOURCES_ENV.items()}
+    if not all(sources.values()):
+        pytest.skip("set HERMES_TEST_UV2NIX and HERMES_TEST_PYPROJECT_NIX to checkouts of "
+                    "pyproject-nix/uv2nix and pyproject-nix/pyproject.nix (the flake's "
+                    "pinned revisions) to check that uv2nix reads uv.lock")
+    args = " ".join(f"{arg} = {json.dumps(path)};" for arg, path in sources.items())
+    expression = (f"import {json.dumps(str(REPO / 'tests/nix/eval-workspace.nix'))} "
+                  f"{{ nixpkgsLib = {json.dumps(nixpkgs_lib)}; {args} }}")
+    result = subprocess.run([str(NIX_INSTANTIATE), "--eval", "--strict", "--json", "-E",
+                             expression], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    resolved = json.loads(result.stdout)
+
+    lock = tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    locked = {p["name"] for p in lock["package"]}
+    direct = {spec.split("==")[0].lower().replace(".", "-").replace("_", "-")
+              for spec in pyproject["project"]["dependencies"]}
+    assert resolved["deps"] == {"hermes-runtime": []}
+    assert direct <= set(resolved["packages"]) <= locked
