@@ -85,7 +85,9 @@ def tree_digest(path: Path) -> dict[str, str]:
 def test_arms_that_behave_differently_are_scored_apart(hermes, configured: Path,
                                                        tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks.jsonl", SUM, FILE)
+    ok(hermes("-z", "hello"))  # the profile has a session of its own
     real = {name: tree_digest(configured / name) for name in ("memories", "skills")}
+    real_db = {p.name: p.read_bytes() for p in configured.glob("state.db*")}
     result = hermes("ab", "provider.model=good,wrongtool,slow", "--tasks", str(tasks),
                     "--timeout", "3", "--concurrency", "3")
     table = ok(result)
@@ -106,9 +108,10 @@ def test_arms_that_behave_differently_are_scored_apart(hermes, configured: Path,
     assert rows["provider.model=wrongtool", "file"]["check_shell"] == 1  # files were placed
     assert "provider.model=good" in table and "100% [34%–100%] *" in table
     assert "0% [0%–66%]" in table
-    # isolation: the profile's memories and skills are untouched, its state.db never made
+    # isolation: the profile's memories, skills and sessions are byte-identical
     assert {name: tree_digest(configured / name) for name in ("memories", "skills")} == real
-    assert not (configured / "state.db").exists()
+    assert {p.name: p.read_bytes() for p in configured.glob("state.db*")} == real_db
+    assert "state.db" in real_db
     # the session id opens the transcript in the experiment's own database
     shown = hermes("sessions", "show", str(good["session_id"]),
                    env={"HERMES_HOME": str(configured / "experiments" / eid)})
@@ -178,7 +181,12 @@ def test_budget_stops_starting_runs(hermes, configured: Path, tmp_path: Path) ->
     ok(result)
     assert "budget reached" in result.stderr
     # gpt-4o at 10 input + 5 output tokens costs $0.000075 a run: the second run crosses it
-    assert len(runs(configured, experiment_id(result.stderr))) == 2
+    eid = experiment_id(result.stderr)
+    assert len(runs(configured, eid)) == 2
+    assert f"hermes ab resume {eid} --budget MORE" in result.stderr
+    more = hermes("ab", "resume", eid, "--budget", "1")
+    assert "budget reached" not in ok(more) + more.stderr
+    assert len(runs(configured, eid)) == 4
 
 
 def test_rerun_uses_byte_identical_configs_and_tasks(hermes, configured: Path,

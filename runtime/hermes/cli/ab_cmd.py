@@ -77,12 +77,20 @@ def run(
 
 @app.command("resume")
 def resume(ctx: typer.Context, experiment_id: str = typer.Argument(..., metavar="ID"),
+           budget: float | None = typer.Option(None, "--budget", min=0,
+                                               help="A new budget (USD) for the whole "
+                                               "experiment, kept."),
            fmt: str = typer.Option("table", "--format", help=FORMAT_HELP)) -> None:
     """Finish an interrupted experiment: runs only the cells that have no result."""
-    from hermes.experiments.store import open_experiment
+    from dataclasses import replace
+
+    from hermes.experiments.store import open_experiment, with_settings
 
     _check_format(fmt)
-    _execute(ctx, open_experiment(state(ctx).home(), experiment_id), fmt)
+    experiment = open_experiment(state(ctx).home(), experiment_id)
+    if budget is not None:
+        experiment = with_settings(experiment, replace(experiment.settings, budget=budget))
+    _execute(ctx, experiment, fmt)
 
 
 @app.command("rerun")
@@ -172,7 +180,8 @@ def _execute(ctx: typer.Context, experiment: Any, fmt: str) -> None:
         raise typer.Exit(130)
     if outcome.status == "budget":
         sys.stderr.write(f"budget reached (${outcome.progress.spent:.6f} of "
-                         f"${experiment.settings.budget}): {done}\n")
+                         f"${experiment.settings.budget}): {done} — go on with `hermes ab "
+                         f"resume {experiment.id} --budget MORE`\n")
     sys.stderr.write(f"experiment {experiment.id} — hermes ab report {experiment.id}\n")
 
 

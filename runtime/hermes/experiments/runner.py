@@ -47,6 +47,7 @@ def prepare(experiment: Experiment, home: Home, environ: Mapping[str, str]) -> C
     from hermes.profiles import ProfileManager
 
     import_litellm()  # once, here: its import would count against the first runs' time
+    _warm_up()
     manager = ProfileManager(home.root, dict(environ))
     sources = [manager.home(arm.profile) for arm in experiment.arms]
     configs = [load_stored(experiment.arm_config(i), source.env_file, environ)
@@ -59,6 +60,17 @@ def prepare(experiment: Experiment, home: Home, environ: Mapping[str, str]) -> C
         judge_settings = load_stored(experiment.judge_config, home.env_file, environ)
         judge = RubricJudge(LiteLLMClient(judge_settings.provider))
     return CellEnv(experiment, configs, sources, environ, judge)
+
+
+def _warm_up() -> None:
+    """Load what the first OpenAI-compatible call loads, as the warm server does, so the
+    first arm's first runs are not slower for it."""
+    import contextlib
+
+    from hermes.daemon.server import _warm_openai_path
+
+    with contextlib.suppress(Exception):  # only an optimisation: a failure costs time
+        _warm_openai_path()
 
 
 def run_experiment(env: CellEnv, on_progress: Callable[[Progress], None] | None = None

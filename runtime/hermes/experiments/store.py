@@ -81,6 +81,15 @@ class Experiment:
         return next(t for t in self.tasks if t.id == task_id)
 
 
+def with_settings(experiment: Experiment, settings: RunSettings) -> Experiment:
+    """``experiment`` with new run settings, stored (e.g. a higher budget to resume)."""
+    path = experiment.directory / "experiment.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta["settings"] = asdict(settings)
+    atomic_write(path, json.dumps(meta, indent=2) + "\n")
+    return _load(experiment.directory)
+
+
 def experiments_dir(home: Home) -> Path:
     return home.path / DIRECTORY
 
