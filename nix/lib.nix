@@ -53,8 +53,9 @@ rec {
           description = ''
             Files of `NAME=value` lines (agenix, sops-nix, ...) read by systemd when
             the gateway starts (`EnvironmentFile=`); `''${secret:NAME}` in `settings`
-            resolves from them. Give them as strings: a Nix path would be copied into
-            the world-readable store.
+            resolves from them. Only the gateway reads them: the `hermes` command reads
+            the profile's own `.env`. Give them as strings: a Nix path would be copied
+            into the world-readable store.
           '';
         };
 
@@ -271,6 +272,10 @@ rec {
       {
         assertion = storeFiles == [ ];
         message = ''${where}.environmentFiles: ${lib.concatStringsSep ", " storeFiles} is in the Nix store, which every user can read; give the path of a file outside it as a string (e.g. config.age.secrets.<name>.path).'';
+      }
+      {
+        assertion = profile.environmentFiles == [ ] || profile.gateway.enable;
+        message = "${where}.environmentFiles: only the gateway's unit reads them and this profile runs no gateway; set ${where}.gateway.enable = true, or keep the secrets in the profile's .env (hermes -p ${name} config set NAME VALUE).";
       }
       {
         assertion = relative == [ ];

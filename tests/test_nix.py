@@ -252,6 +252,10 @@ CONTRADICTIONS = {
         'profiles.research.environmentFiles = [ "/nix/store/abc-secrets.env" ];',
         "services.hermes-agent.profiles.research.environmentFiles: /nix/store/abc-secrets.env "
         "is in the Nix store"),
+    "secrets nobody reads": (
+        'profiles.notes.environmentFiles = [ "/run/agenix/notes.env" ];',
+        "services.hermes-agent.profiles.notes.environmentFiles: only the gateway's unit "
+        "reads them and this profile runs no gateway"),
     "unknown default profile": (
         'defaultProfile = lib.mkForce "wrok";',
         'services.hermes-agent.defaultProfile: "wrok" is not among '
