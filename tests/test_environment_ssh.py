@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import getpass
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -142,3 +143,17 @@ def test_background_jobs_run_on_the_host(root: Path, environ: dict[str, str], ss
         call(tools, ctx, "process", {"action": "kill", "id": long["process_id"]})
         gone = subprocess.run(["pgrep", "-f", "sleep 314"], capture_output=True)
         assert gone.returncode == 1
+
+
+@pytest.mark.parametrize("argv", [["sandbox", "--help"],
+                                  ["config", "show", "environment=docker"],
+                                  ["config", "show", "environment=ssh",
+                                   "environment.ssh.host=build.example.org"]])
+def test_management_commands_import_neither_sdk(argv: list[str],
+                                                environ: dict[str, str]) -> None:
+    code = ("import sys\nfrom hermes.cli.main import run\n"
+            f"try:\n    run({argv!r})\nexcept SystemExit:\n    pass\n"
+            "print([m for m in ('docker', 'paramiko') if m in sys.modules], file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True,
+                          text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

@@ -5,6 +5,7 @@ profile and task finds it by its labels; the reaper removes it once idle.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -54,6 +55,8 @@ class DockerEnvironment(Environment):
         self._client: Any = None
         self._container: Any = None
         self._home_dir: str | None = None
+        # Parallel-safe tools (read_file, search_files) may need the container at once.
+        self._lock = threading.RLock()
 
     def start(self) -> None:
         """Fail fast (daemon, image, mounts) and remove this profile's sandboxes that sat
@@ -74,12 +77,13 @@ class DockerEnvironment(Environment):
 
     def container(self) -> Any:
         """The sandbox container, found by label or created."""
-        if self._client is None:
-            self.start()
-        if self._container is None:
-            self._container = self._guard(lambda: find_sandbox(self._client, self.spec)
-                                          or create_sandbox(self._client, self.spec))
-        return self._container
+        with self._lock:
+            if self._client is None:
+                self.start()
+            if self._container is None:
+                self._container = self._guard(lambda: find_sandbox(self._client, self.spec)
+                                              or create_sandbox(self._client, self.spec))
+            return self._container
 
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:

@@ -11,6 +11,7 @@ import base64
 import os
 import posixpath
 import stat
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -130,7 +131,7 @@ class ShellFiles(Files):
         return self._sh('cat -- "$1"', path)
 
     def write(self, path: str, data: bytes, mode: int) -> None:
-        temporary = f"{path}.hermes-{os.getpid()}.tmp"
+        temporary = f"{path}.hermes-{uuid.uuid4().hex}.tmp"
         encoded = base64.b64encode(data).decode()
         self._sh('mkdir -p -- "$(dirname -- "$1")" && : > "$2"', path, temporary)
         for start in range(0, len(encoded), CHUNK_BYTES):

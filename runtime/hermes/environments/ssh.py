@@ -9,6 +9,7 @@ timeout or Ctrl-C kills the command on the host, never the connection.
 from __future__ import annotations
 
 import posixpath
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,8 @@ class SSHEnvironment(Environment):
         self.environ = dict(environ)
         self._client: Any = None
         self._sftp: Any = None
+        # Parallel-safe tools (read_file, search_files) may connect at the same time.
+        self._lock = threading.RLock()
 
     def stop(self) -> None:
         if self._client is not None:
@@ -51,12 +54,13 @@ class SSHEnvironment(Environment):
 
     def transport(self) -> Any:
         """The live connection, opened (or reopened after a drop) as needed."""
-        transport = self._client.get_transport() if self._client is not None else None
-        if transport is None or not transport.is_active():
-            self.stop()
-            self._client = open_client(self.settings, self.environ)
-            transport = self._client.get_transport()
-        return transport
+        with self._lock:
+            transport = self._client.get_transport() if self._client is not None else None
+            if transport is None or not transport.is_active():
+                self.stop()
+                self._client = open_client(self.settings, self.environ)
+                transport = self._client.get_transport()
+            return transport
 
     def _channel(self, command: str) -> Any:
         import paramiko
@@ -108,14 +112,15 @@ class SSHEnvironment(Environment):
     def _session(self) -> Any:
         import paramiko
 
-        self.transport()  # a reconnect drops the old SFTP session
-        if self._sftp is None:
-            try:
-                self._sftp = self._client.open_sftp()
-            except (paramiko.SSHException, OSError) as exc:
-                raise SandboxError(f"ssh {self.settings.host}: no SFTP session ({exc}) — "
-                                   "the file tools need the server's sftp subsystem") from exc
-        return self._sftp
+        with self._lock:
+            self.transport()  # a reconnect drops the old SFTP session
+            if self._sftp is None:
+                try:
+                    self._sftp = self._client.open_sftp()
+                except (paramiko.SSHException, OSError) as exc:
+                    raise SandboxError(f"ssh {self.settings.host}: no SFTP session ({exc}) — "
+                                       "the file tools need the server's sftp subsystem") from exc
+            return self._sftp
 
     def _sftp_home(self) -> str:
         home: str = self._session().normalize(".")
