@@ -48,7 +48,7 @@ def test_arms_are_named_by_what_varies() -> None:
     arms = plan_arms(["default"], ["provider.model=a,b", "agent.max_iterations=3"])
     assert [a.name for a in arms] == ["provider.model=a", "provider.model=b"]
     assert arms[0].overrides == ("provider.model=a", "agent.max_iterations=3")
-    both = plan_arms(["work", "home"], [])
+    both = plan_arms(["work", "home", "work"], [])
     assert [(a.name, a.profile, a.overrides) for a in both] == [("work", "work", ()),
                                                                 ("home", "home", ())]
 

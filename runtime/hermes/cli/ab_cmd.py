@@ -28,7 +28,10 @@ class ABGroup(HermesGroup):
 app = typer.Typer(cls=ABGroup, no_args_is_help=True, add_completion=False,
                   rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
                   help="A/B experiments: run arms (configs) side by side on the same tasks, "
-                  "compare them, and keep the results in experiments/<id>/ of the home.")
+                  "compare them, and keep the results in experiments/<id>/ of the home.\n\n"
+                  "\b\n  hermes ab provider.model=gpt-4o,gpt-4o-mini -q \"...\"\n"
+                  "  hermes ab provider=openai,anthropic --tasks tasks.jsonl --repeat 3\n"
+                  "runs an experiment (the same as `hermes ab run ...`).")
 
 SWEEPS_HELP = ("Hydra multirun sweeps; the cross product makes the arms: "
                "provider=openai,anthropic provider.model=gpt-4o,gpt-4o-mini")
@@ -109,14 +112,19 @@ def rerun(ctx: typer.Context, experiment_id: str = typer.Argument(..., metavar="
 
 @app.command("show")
 def show(ctx: typer.Context, experiment_id: str = typer.Argument(..., metavar="ID"),
-         fmt: str = typer.Option("table", "--format", help=FORMAT_HELP)) -> None:
+         fmt: str = typer.Option("table", "--format", help=FORMAT_HELP),
+         runs: bool = typer.Option(False, "--runs", help="Every run too: its checks and "
+                                   "session (the transcript's id).")) -> None:
     """The comparison table: pass rate (Wilson 95 % interval), latency, cost, tokens."""
-    from hermes.experiments.render import render, view_of
+    from hermes.experiments.render import render, render_runs, view_of
     from hermes.experiments.store import open_experiment
 
     _check_format(fmt)
-    view, _rows = view_of(open_experiment(state(ctx).home(), experiment_id))
-    sys.stdout.write(render(view, fmt))  # type: ignore[arg-type]
+    experiment = open_experiment(state(ctx).home(), experiment_id)
+    view, rows = view_of(experiment)
+    sys.stdout.write(render(view, fmt, rows if runs else None))  # type: ignore[arg-type]
+    if runs and fmt == "table":
+        sys.stdout.write(render_runs(rows, experiment.directory))
 
 
 @app.command("report")

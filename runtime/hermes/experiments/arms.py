@@ -39,6 +39,7 @@ def plan_arms(profiles: Sequence[str], sweeps: Sequence[str]) -> list[Arm]:
     from hermes.config.sweeps import expand_sweeps
 
     runs = expand_sweeps(sweeps)
+    profiles = list(dict.fromkeys(profiles))  # a profile named twice is one arm
     varying = [i for i in range(len(runs[0]) if runs else 0)
                if len({run[i] for run in runs}) > 1]
     arms: list[Arm] = []

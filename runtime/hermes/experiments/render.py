@@ -8,6 +8,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from hermes.experiments.summary import ArmSummary, Comparison, best
@@ -67,9 +68,11 @@ def footer(view: View) -> list[str]:
     return lines
 
 
-def render(view: View, fmt: Format) -> str:
+def render(view: View, fmt: Format, runs: list[dict[str, Any]] | None = None) -> str:
+    """The table in ``fmt``; JSON also holds ``runs`` when given."""
     if fmt == "json":
-        return json.dumps(_json(view), indent=2) + "\n"
+        return json.dumps(_json(view) | ({"runs": runs} if runs is not None else {}),
+                          indent=2) + "\n"
     header, rows = table_rows(view)
     if fmt == "csv":
         buffer = io.StringIO()
@@ -98,6 +101,19 @@ def _rich(view: View, header: list[str], rows: list[list[str]]) -> str:
         console.print(line, soft_wrap=True)
     output = console.file.getvalue()  # type: ignore[attr-defined]
     return "\n".join(line.rstrip() for line in output.splitlines()) + "\n"
+
+
+def render_runs(rows: list[dict[str, Any]], directory: Path) -> str:
+    """One line per run, failed checks named, and how to open a transcript."""
+    lines = [""]
+    for r in rows:
+        failed = [kind for kind, check in r["checks"].items() if not check["passed"]]
+        verdict = "pass" if r["passed"] else "FAIL " + (", ".join(failed) or r["exit_reason"])
+        cost = "-" if r["cost"] is None else f"${r['cost']:.6f}"
+        lines.append(f"{r['arm']}  {r['task']}#{r['repeat']}  {verdict}  "
+                     f"{r['latency_total']:.2f} s  {cost}  session {r['session_id']}")
+    lines.append(f"transcripts: HERMES_HOME={directory} hermes sessions show SESSION")
+    return "\n".join(lines) + "\n"
 
 
 def _json(view: View) -> dict[str, Any]:
