@@ -46,6 +46,7 @@ class _Pump:
 
     def __init__(self, chunks: Iterator[bytes]):
         self.queue: queue.Queue[bytes | None] = queue.Queue()
+        self.ended = False
         self._chunks = chunks
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -59,11 +60,15 @@ class _Pump:
             self.queue.put(None)
 
     def get(self, timeout: float) -> bytes | None:
-        """The next chunk, b"" when none came in ``timeout``, None at the end."""
+        """The next chunk, b"" when none came in ``timeout``, None at the end (and after)."""
+        if self.ended:
+            return None
         try:
-            return self.queue.get(timeout=max(0.0, timeout))
+            chunk = self.queue.get(timeout=max(0.0, timeout))
         except queue.Empty:
             return b""
+        self.ended = chunk is None
+        return chunk
 
 
 class _Output:
@@ -97,11 +102,22 @@ def follow(chunks: Iterator[bytes], *, timeout: float, cancelled: Callable[[], b
         output.add(chunk)
         stop_cancelled = cancelled is not None and cancelled()
         if stop_cancelled or time.monotonic() >= deadline:
-            if output.group:
-                kill(output.group)
+            if _await_group(pump, output):
+                kill(output.group or 0)
             _drain(pump, output)
             return Followed(output.text(), timed_out=not stop_cancelled,
                             cancelled=stop_cancelled)
+
+
+def _await_group(pump: _Pump, output: _Output) -> bool:
+    """Whether the group id is known (read on for it when stopped in the first instant)."""
+    until = time.monotonic() + DRAIN_SECONDS
+    while output.group is None and (remaining := until - time.monotonic()) > 0:
+        chunk = pump.get(remaining)
+        if chunk is None:
+            return False
+        output.add(chunk)
+    return bool(output.group)
 
 
 def _drain(pump: _Pump, output: _Output) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.config.schema import HermesConfig
+from hermes.errors import HermesError
 from hermes.experiments.expectations import Judge, Observed, evaluate
 from hermes.experiments.isolation import fingerprint, keep_changes, scratch_copy
 from hermes.experiments.results import RunRecord, cell_key
@@ -73,6 +74,11 @@ def run_cell(cell: Cell, env: CellEnv) -> RunRecord | None:
     shutil.rmtree(work, ignore_errors=True)  # left over from an interrupted run
     try:
         return _run(cell, env, work)
+    except HermesError as exc:  # e.g. a sandbox that would not start: this run failed
+        return RunRecord(cell=cell.key, arm_index=cell.arm_index,
+                         arm=env.experiment.arms[cell.arm_index].name, task=cell.task.id,
+                         repeat=cell.repeat, exit_reason="error", passed=False,
+                         error=str(exc), started_at=time.time())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -78,53 +78,65 @@ def run_experiment(env: CellEnv, on_progress: Callable[[Progress], None] | None 
     """Run every missing cell. Ctrl-C (``KeyboardInterrupt`` here) interrupts the running
     turns and returns ``interrupted``; their cells stay missing."""
     experiment = env.experiment
-    budget = experiment.settings.budget
-    with open_results(experiment.results_db) as results:
-        pending = missing_cells(experiment, results.done())
-        spent = results.spent()
-        done = len(experiment.cells()) - len(pending)
-        report = on_progress or (lambda _p: None)
-        report(Progress(done, len(experiment.cells()), spent))
+    with open_results(experiment.results_db) as results, \
+            ThreadPoolExecutor(experiment.settings.concurrency,
+                               thread_name_prefix="ab-run") as pool:
+        scheduler = _Scheduler(env, results, pool, on_progress or (lambda _p: None))
+        try:
+            status = scheduler.run()
+        except KeyboardInterrupt:
+            env.stop.set()
+            status = "interrupted"
+            scheduler.drain()
+        return Outcome(status, scheduler.progress())
+
+
+class _Scheduler:
+    """Keeps ``concurrency`` runs going until the cells, the budget or Ctrl-C run out."""
+
+    def __init__(self, env: CellEnv, results: Results, pool: ThreadPoolExecutor,
+                 report: Callable[[Progress], None]):
+        self.env, self.results, self.pool, self.report = env, results, pool, report
+        self.pending = missing_cells(env.experiment, results.done())
+        self.running: set[Future[RunRecord | None]] = set()
+        self.spent = results.spent()
+        self.total = len(env.experiment.cells())
+        self.done = self.total - len(self.pending)
+
+    def progress(self) -> Progress:
+        return Progress(self.done, self.total, self.spent)
+
+    def run(self) -> Status:
+        settings = self.env.experiment.settings
+        self.report(self.progress())
         status: Status = "complete"
-        running: set[Future[RunRecord | None]] = set()
-        with ThreadPoolExecutor(max(1, experiment.settings.concurrency),
-                                thread_name_prefix="ab-run") as pool:
-            try:
-                while pending or running:
-                    while pending and len(running) < experiment.settings.concurrency \
-                            and status == "complete":
-                        if budget is not None and spent >= budget:
-                            status = "budget"
-                            break
-                        running.add(pool.submit(run_cell, pending.pop(0), env))
-                    if not running:
-                        break
-                    finished, running = _wait_some(running)
-                    for future in finished:
-                        record = future.result()
-                        if record is not None:
-                            results.add(record)
-                            spent += record.cost or 0.0
-                            done += 1
-                    report(Progress(done, len(experiment.cells()), spent))
-            except KeyboardInterrupt:
-                env.stop.set()
-                status = "interrupted"
-                for future in running:
-                    _keep_finished(future, results)
-        return Outcome(status, Progress(len(results.done()), len(experiment.cells()),
-                                        results.spent()))
+        while self.pending or self.running:
+            while status == "complete" and self.pending \
+                    and len(self.running) < settings.concurrency:
+                if settings.budget is not None and self.spent >= settings.budget:
+                    status = "budget"
+                    break
+                self.running.add(self.pool.submit(run_cell, self.pending.pop(0), self.env))
+            if not self.running:
+                break
+            # A short timeout keeps this thread responsive to Ctrl-C.
+            finished, rest = wait(self.running, timeout=0.2, return_when=FIRST_COMPLETED)
+            self.running = set(rest)
+            for future in finished:
+                self.keep(future)
+            self.report(self.progress())
+        return status
+
+    def keep(self, future: Future[RunRecord | None]) -> None:
+        record = future.result()
+        if record is not None:
+            self.results.add(record)
+            self.spent += record.cost or 0.0
+            self.done += 1
+
+    def drain(self) -> None:
+        """After Ctrl-C: wait for the interrupted runs; one that finished first is kept."""
+        for future in self.running:
+            self.keep(future)
 
 
-def _wait_some(running: set[Future[RunRecord | None]]
-               ) -> tuple[set[Future[RunRecord | None]], set[Future[RunRecord | None]]]:
-    # A short timeout keeps this thread responsive to Ctrl-C.
-    finished, rest = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
-    return set(finished), set(rest)
-
-
-def _keep_finished(future: Future[RunRecord | None], results: Results) -> None:
-    """After Ctrl-C: a run that finished before it could be interrupted is still kept."""
-    record = future.result()
-    if record is not None:
-        results.add(record)
