@@ -24,12 +24,13 @@ pytestmark = pytest.mark.usefixtures("docker_daemon")
 
 
 @pytest.fixture
-def docker(docker_daemon: None) -> Iterator[Any]:
-    """A docker client; every sandbox of this test's homes is removed afterwards."""
+def docker(docker_daemon: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A docker client; every sandbox of this test run's homes is removed afterwards."""
     client = connect({})
     yield client
+    ours = str(tmp_path_factory.getbasetemp()) + "/"
     for container in sandboxes(client):
-        if container.labels.get("hermes.home", "").startswith("/tmp/"):
+        if container.labels.get("hermes.home", "").startswith(ours):
             container.remove(force=True)
     client.close()
 
@@ -123,12 +124,19 @@ def test_limits_network_none_and_passed_variables_are_in_force(
     assert host["Binds"] == [f"{workspace}:/workspace:rw"]  # and never the home
 
 
+@pytest.mark.parametrize("mount", ["workspace", "volume"])
 def test_the_profile_home_is_never_mounted(root: Path, environ: dict[str, str],
-                                           base_image: str, docker: Any) -> None:
-    rt = runtime(root, environ, base_image, root / "projects")
+                                           base_image: str, workspace: Path, docker: Any,
+                                           mount: str) -> None:
+    if mount == "workspace":
+        rt = runtime(root, environ, base_image, root / "projects")
+    else:  # the user's home holds the Hermes root
+        rt = runtime(root, environ, base_image, workspace,
+                     f"environment.docker.volumes=['{root.parent}:/home/me:ro']")
     with pytest.raises(SandboxUnavailable, match="would put the Hermes home"):
         rt.start()
     rt.close()
+    assert not [c for c in sandboxes(docker) if c.labels["hermes.home"] == str(root)]
 
 
 def test_reused_by_label_across_runtimes_and_recreated_when_removed(
