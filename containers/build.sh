@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Build the Hermes image from this checkout and print its size and build time.
+#
+#   containers/build.sh [-t TAG] [--base IMAGE] [--no-cache]
+#
+# Version, revision and SOURCE_DATE_EPOCH come from the checkout. A CA bundle for a
+# TLS-intercepting proxy (HERMES_BUILD_CA, else SSL_CERT_FILE, else the system bundle)
+# is passed as a BuildKit secret: it is used by the install steps and never stored in
+# a layer. Without a registry, build a base first: containers/base-image.sh, then
+# --base hermes-base:bookworm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tag=hermes:latest base="" extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -t|--tag) tag="$2"; shift 2 ;;
+    --base) base="$2"; shift 2 ;;
+    --no-cache) extra+=(--no-cache); shift ;;
+    -h|--help) sed -n 2,11p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: unknown argument '$1' (see containers/build.sh --help)" >&2; exit 2 ;;
+  esac
+done
+
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)"
+revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
+ca="${HERMES_BUILD_CA:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
+args=(--build-arg "VERSION=$version" --build-arg "REVISION=$revision"
+      --build-arg "SOURCE_DATE_EPOCH=$epoch")
+[ -n "$base" ] && args+=(--build-arg "BASE_IMAGE=$base")
+[ -f "$ca" ] && args+=(--secret "id=ca-bundle,src=$ca")
+
+# BuildKit (needed for the secret mount) comes with the buildx plugin; a docker CLI
+# without it (Debian's docker.io client on bookworm) still has BuildKit built in.
+cli="${DOCKER:-docker}"
+if ! "$cli" buildx version >/dev/null 2>&1 && [ -x /usr/bin/docker ] \
+   && /usr/bin/docker --version | grep -q 'version 20\.'; then
+  cli=/usr/bin/docker
+fi
+
+start=$(date +%s)
+DOCKER_BUILDKIT=1 "$cli" build --progress=plain -f containers/Dockerfile -t "$tag" \
+  "${args[@]}" "${extra[@]}" .
+elapsed=$(( $(date +%s) - start ))
+size=$("$cli" image inspect -f '{{.Size}}' "$tag")
+echo "image $tag: $(( size / 1000000 )) MB uncompressed, built in ${elapsed} s"

@@ -1,0 +1,312 @@
+"""The OCI image against a real dockerd: built by containers/build.sh from this checkout.
+
+Marked ``image`` (``pytest -m "not image"`` skips them locally; CI runs them). The
+base is the debootstrapped Debian image (no registry here), the model is the fake
+LLM on the host's bridge address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from fakellm import FakeLLM, Reply
+from image_support import (
+    REPO,
+    bridge_gateway,
+    build_image,
+    docker,
+    health,
+    inspect,
+    published_port,
+    run,
+    snapshot,
+    wait_until,
+)
+
+pytestmark = pytest.mark.image
+
+TAG = "hermes:test"
+KEY = "k-test-0123456789abcdef"
+LABEL = "hermes.test=image"
+BUDGET_MB = 450
+
+
+def git(checkout: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, cwd=checkout,
+                          check=True).stdout.strip()
+
+
+BUILT: dict[str, str] = {}
+"""The commit and its time the session's image was built from (labels are checked
+against these: the checkout may move on while the tests run)."""
+
+
+@pytest.fixture(scope="session")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return snapshot(tmp_path_factory.mktemp("checkout"))
+
+
+@pytest.fixture(scope="session")
+def image(base_image: str, source: Path) -> str:
+    BUILT.update(revision=git(source, "rev-parse", "HEAD"),
+                 epoch=git(source, "log", "-1", "--format=%ct"))
+    BUILT["report"] = build_image(TAG, base_image, source)
+    return TAG
+
+
+@pytest.fixture
+def names() -> Iterator[list[str]]:
+    """Containers and volumes a test creates, removed afterwards whatever happens."""
+    created: list[str] = []
+    yield created
+    for name in created:
+        docker("rm", "-f", name, check=False)
+        docker("volume", "rm", "-f", name, check=False)
+
+
+def unique(prefix: str, names: list[str]) -> str:
+    name = f"hermes-test-{prefix}-{uuid.uuid4().hex[:8]}"
+    names.append(name)
+    return name
+
+
+def test_version_and_labels(image: str) -> None:
+    version = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    assert version
+    assert run(image, "--version").stdout.strip() == f"hermes {version[1]}"
+    labels = inspect(image)["Config"]["Labels"]
+    assert labels["org.opencontainers.image.version"] == version[1]
+    assert labels["org.opencontainers.image.revision"] == BUILT["revision"]
+    assert labels["org.opencontainers.image.source"].startswith("https://")
+    assert labels["org.opencontainers.image.created"] == BUILT["epoch"]
+
+
+def test_no_secret_or_build_tool_in_the_image(image: str) -> None:
+    config = inspect(image)["Config"]
+    assert not [e for e in config["Env"] if e.split("=")[0] in {"SSL_CERT_FILE", "PIP_CERT"}]
+    probe = run(image, "-c", "import shutil, os; print([t for t in ('uv', 'gcc', 'cc', 'make') "
+                "if shutil.which(t)], os.path.exists('/run/secrets/ca-bundle'), "
+                "os.path.exists('/opt/uv'))", options=["--entrypoint", "/opt/hermes/bin/python"])
+    assert probe.stdout.strip() == "[] False False", probe.stdout
+
+
+def test_profiles_persist_in_the_volume(image: str, names: list[str]) -> None:
+    volume = unique("vol", names)
+    mount = ["-v", f"{volume}:/home/hermes/.hermes"]
+    run(image, "profile", "create", "work", options=mount)
+    run(image, "profile", "switch", "work", options=mount)
+    listing = run(image, "profile", "list", options=mount).stdout
+    assert re.search(r"^\*\s+work\b", listing, re.M), listing
+    shown = run(image, "config", "show", "agent.max_iterations=7", options=mount).stdout
+    assert re.search(r"max_iterations: 7\b", shown), shown
+
+
+def test_config_layer_mounted_read_only(image: str, tmp_path: Path) -> None:
+    layer = tmp_path / "layer"
+    (layer / "profiles" / "default").mkdir(parents=True)
+    (layer / "config.yaml").write_text("agent:\n  max_iterations: 33\n")
+    (layer / "profiles" / "default" / "config.yaml").write_text("display:\n  show_cost: false\n")
+    options = ["-v", f"{layer}:/layer:ro", "-e", "HERMES_CONFIG_LAYERS=/etc/hermes/layer:/layer"]
+    shown = run(image, "config", "show", options=options).stdout
+    assert re.search(r"max_iterations: 33\b", shown) and "show_cost: false" in shown, shown
+    # the image's own layer is still under it: the API server listens on all interfaces
+    assert "host: 0.0.0.0" in shown
+    explained = run(image, "config", "explain", "agent.max_iterations", options=options).stdout
+    assert "/layer/config.yaml" in explained, explained
+
+
+def test_oneshot_against_the_fake_llm_on_the_host(image: str) -> None:
+    host = bridge_gateway()
+    with FakeLLM(host=host) as llm:
+        llm.push(Reply("the container answered"))
+        done = run(image, "-z", "say something", "provider=custom",
+                   f"provider.api_base=http://{host}:{llm.port}/v1", "provider.model=gpt-4o",
+                   options=["-e", "CUSTOM_API_KEY=sk-fake-container"], timeout=120)
+        assert "the container answered" in done.stdout, (done.stdout, done.stderr)
+        assert llm.requests[0].headers.get("authorization") == "Bearer sk-fake-container"
+
+
+def test_uid_remap_fixes_ownership_only_when_needed(image: str, names: list[str]) -> None:
+    volume = unique("vol", names)
+    options = ["-v", f"{volume}:/home/hermes/.hermes", "-e", "HERMES_UID=1234",
+               "-e", "HERMES_GID=2345"]
+    first = run(image, "profile", "create", "ops", options=options)
+    assert "giving /home/hermes/.hermes to 1234:2345" in first.stderr
+    second = run(image, "profile", "list", options=options)
+    assert "giving" not in second.stderr and "ops" in second.stdout
+    owners = run(image, "-c", "stat -c %u:%g /home/hermes/.hermes "
+                 "/home/hermes/.hermes/profiles/ops", options=["--entrypoint", "sh", "-v",
+                                                              f"{volume}:/home/hermes/.hermes"])
+    assert owners.stdout.split() == ["1234:2345", "1234:2345"]
+    refused = run(image, "--version", options=["-e", "HERMES_UID=0"], check=False)
+    assert refused.returncode == 2 and "does not run as root" in refused.stderr
+
+
+def test_secret_from_a_file_variable(image: str, tmp_path: Path) -> None:
+    secret = tmp_path / "custom_key"
+    secret.write_text("sk-from-a-file\n")
+    secret.chmod(0o644)
+    host = bridge_gateway()
+    with FakeLLM(host=host) as llm:
+        llm.push(Reply("ok"))
+        run(image, "-z", "hi", "provider=custom", "provider.model=gpt-4o",
+            f"provider.api_base=http://{host}:{llm.port}/v1",
+            options=["-v", f"{secret}:/run/secrets/custom_key:ro",
+                     "-e", "CUSTOM_API_KEY_FILE=/run/secrets/custom_key"])
+        assert llm.requests[0].headers.get("authorization") == "Bearer sk-from-a-file"
+    missing = run(image, "--version", options=["-e", "CUSTOM_API_KEY_FILE=/run/secrets/nope"],
+                  check=False)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == ("error: CUSTOM_API_KEY_FILE: cannot read /run/secrets/nope"
+                                      " — mount the secret there or unset CUSTOM_API_KEY_FILE")
+
+
+def test_gateway_health_api_and_graceful_sigterm(image: str, names: list[str]) -> None:
+    host = bridge_gateway()
+    name = unique("gw", names)
+    with FakeLLM(host=host) as llm:
+        docker("run", "-d", "--name", name, "--label", LABEL, "-p", "127.0.0.1::8642",
+               "--health-interval=1s", "--health-start-period=60s",
+               "-e", f"API_SERVER_KEY={KEY}", "-e", "CUSTOM_API_KEY=sk-fake-gw", image,
+               "gateway", "run", "provider=custom", f"provider.api_base=http://{host}:{llm.port}/v1",
+               "provider.model=gpt-4o", "gateway.shutdown_grace=20")
+        wait_until(lambda: health(name) in {"healthy", "exited"}, 90, "the health check")
+        assert health(name) == "healthy", docker("logs", name).stderr
+        # the gateway runs as the image's user, under tini as PID 1
+        processes = docker("top", name, "-eo", "uid,pid,args").stdout.splitlines()[1:]
+        assert processes[0].split()[0] == "0" and "tini" in processes[0]
+        hermes = [p for p in processes if "gateway run" in p and "tini" not in p]
+        assert hermes and all(p.split()[0] == "10000" for p in hermes), processes
+        base = f"http://127.0.0.1:{published_port(name)}"
+        auth = {"Authorization": f"Bearer {KEY}"}
+        assert httpx.get(f"{base}/v1/models", headers=auth).json()["data"][0]["id"] == "default"
+        assert httpx.get(f"{base}/v1/models").status_code == 401
+
+        llm.push(Reply("finished after SIGTERM", delay=3))
+        answers: list[httpx.Response] = []
+        body = {"model": "default", "messages": [{"role": "user", "content": "take your time"}]}
+        client = threading.Thread(target=lambda: answers.append(httpx.post(
+            f"{base}/v1/chat/completions", json=body, headers=auth, timeout=60)))
+        client.start()
+        llm.wait_for_requests(1, timeout=30)
+        started = time.monotonic()
+        docker("kill", "--signal", "TERM", name)
+        wait_until(lambda: not inspect(name)["State"]["Running"], 30, "the gateway to stop")
+        stopped_in = time.monotonic() - started
+        client.join(30)
+    assert answers and answers[0].status_code == 200, answers
+    assert answers[0].json()["choices"][0]["message"]["content"] == "finished after SIGTERM"
+    assert inspect(name)["State"]["ExitCode"] == 0, docker("logs", name).stderr
+    assert stopped_in < 20, stopped_in
+    assert "hermes gateway: stopped" in docker("logs", name).stderr
+
+
+def test_health_check_passes_outside_gateway_mode(image: str) -> None:
+    done = run(image, "-I", "/usr/local/lib/hermes/healthcheck.py",
+               options=["--entrypoint", "/opt/hermes/bin/python"], check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "healthy"
+
+
+def test_size_budget(image: str) -> None:
+    size_mb = inspect(image)["Size"] / 1e6
+    assert size_mb <= BUDGET_MB, f"{size_mb:.0f} MB > {BUDGET_MB} MB"
+
+
+def installed_set(image: str) -> tuple[str, str]:
+    """Hashes of the installed distributions (name==version) and of site-packages' files."""
+    script = ("import importlib.metadata as m, pathlib, sys\n"
+              "print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" "
+              "for d in m.distributions())))\n"
+              "print('--')\n"
+              "site = pathlib.Path(sys.prefix, 'lib', 'python3.11', 'site-packages')\n"
+              "print('\\n'.join(sorted(str(p.relative_to(site)) for p in site.rglob('*') "
+              "if p.is_file() and p.suffix != '.pyc')))\n")
+    out = run(image, "-c", script, options=["--entrypoint", "/opt/hermes/bin/python"]).stdout
+    freeze, listing = out.split("--\n")
+    return (hashlib.sha256(freeze.encode()).hexdigest(),
+            hashlib.sha256(listing.encode()).hexdigest())
+
+
+def test_two_builds_install_the_same_package_set(image: str, base_image: str,
+                                                source: Path) -> None:
+    second = "hermes:test-rebuild"
+    try:
+        build_image(second, base_image, source, no_cache=True)
+        assert installed_set(second) == installed_set(image)
+    finally:
+        docker("rmi", "-f", second, check=False)
+
+
+def compose_command() -> list[str]:
+    if docker("compose", "version", check=False).returncode == 0:
+        return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    pytest.fail("neither `docker compose` nor docker-compose is installed (apt-get install "
+                "docker-compose)")
+
+
+def test_compose_starts_two_profiles_gateways(image: str, tmp_path: Path) -> None:
+    from gateway_support import free_port
+
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    keys = {"work": "k-work-0123456789abcdef", "research": "k-research-0123456789abcdef"}
+    for profile, key in keys.items():
+        (secrets / f"{profile}.env").write_text("OPENAI_API_KEY=sk-test-compose\n")
+        (secrets / f"{profile}_api_key").write_text(key + "\n")
+        (secrets / f"{profile}_api_key").chmod(0o444)
+    ports = {"work": free_port(), "research": free_port()}
+    project = f"hermestest{uuid.uuid4().hex[:8]}"
+    env = {"HERMES_IMAGE": image, "HERMES_SECRETS_DIR": str(secrets),
+           "HERMES_WORK_PORT": str(ports["work"]), "HERMES_RESEARCH_PORT": str(ports["research"]),
+           "COMPOSE_PROJECT_NAME": project, "PATH": os.environ["PATH"]}
+    compose = [*compose_command(), "-f", str(REPO / "containers" / "compose.yaml")]
+
+    def call(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*compose, *args], env=env, capture_output=True, text=True,
+                              timeout=180, check=False)
+
+    try:
+        up = call("up", "-d")
+        assert up.returncode == 0, up.stderr
+
+        def answered(profile: str) -> bool:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{ports[profile]}/v1/models",
+                                     headers={"Authorization": f"Bearer {keys[profile]}"})
+            except httpx.HTTPError:
+                return False
+            return response.status_code == 200 and response.json()["data"][0]["id"] == profile
+
+        for profile in keys:
+            wait_until(lambda p=profile: answered(p), 90, f"the {profile} gateway")
+        models = httpx.get(f"http://127.0.0.1:{ports['research']}/v1/models",
+                           headers={"Authorization": f"Bearer {keys['research']}"}).json()
+        assert models["data"][0]["hermes"]["model"] == "gpt-4o-mini"  # its profile's layer
+        wrong = httpx.get(f"http://127.0.0.1:{ports['work']}/v1/models",
+                          headers={"Authorization": f"Bearer {keys['research']}"})
+        assert wrong.status_code == 401
+        service = inspect(f"{project}_work_1") if docker(
+            "inspect", f"{project}_work_1", check=False).returncode == 0 else inspect(
+            f"{project}-work-1")
+        host = service["HostConfig"]
+        assert host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
+        assert "no-new-privileges:true" in host["SecurityOpt"]
+        assert host["PortBindings"]["8642/tcp"][0]["HostIp"] == "127.0.0.1"
+        assert service["Config"]["User"] == "10000:10000"
+    finally:
+        down = call("down", "-v", "--timeout", "40")
+        assert down.returncode == 0, down.stderr
