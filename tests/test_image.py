@@ -35,7 +35,8 @@ from image_support import (
     wait_until,
 )
 
-pytestmark = pytest.mark.image
+# building the base and the image is part of the first test's setup: minutes, not seconds
+pytestmark = [pytest.mark.image, pytest.mark.timeout(1500)]
 
 TAG = "hermes:test"
 KEY = "k-test-0123456789abcdef"
