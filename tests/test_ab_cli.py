@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ok, refused, write_fake_provider
-from fakellm import FakeLLM, RecordedRequest
+from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall, Turn
 from fakellm.by_model import answer, by_model, tool_then_answer
 
 MEMORY_NOTE = "the user takes tea without sugar"
@@ -24,7 +24,16 @@ def _judge(request: RecordedRequest) -> str:
     return json.dumps({"verdict": verdict, "reason": f"judged {verdict}"})
 
 
+def _intrude(request: RecordedRequest) -> Turn:
+    """Try to overwrite the file named at the end of the prompt."""
+    if request.tool_results:
+        return Reply(text="done")
+    target = (request.last_user_text or "").split()[-1]
+    return Reply(tool_calls=[ToolCall("write_file", {"path": target, "content": "pwned"})])
+
+
 BEHAVIOURS = {
+    "intruder": _intrude,
     "good": answer("The answer is 4."),
     "wrongtool": tool_then_answer("terminal", {"command": "echo 4"}, "4, I think"),
     "slow": answer("4", delay=8),
@@ -242,10 +251,13 @@ def test_ctrl_c_then_resume_runs_only_the_missing_cells(environ, hermes, configu
                                                  "expect": {"contains": "4"}}
                                                 for i in range(3)))
     stderr = tmp_path / "stderr"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     with stderr.open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "hermes", "ab",
                                  "provider.model=good,slowish", "--tasks", str(tasks),
-                                 "--repeat", "2"], env=environ, stdout=subprocess.PIPE,
+                                 "--repeat", "2"], env=environ | {"TMPDIR": str(scratch)},
+                                stdout=subprocess.PIPE,
                                 stderr=err, text=True)
         eid = _rows_when(configured, stderr, 2)
         proc.send_signal(signal.SIGINT)
@@ -254,8 +266,7 @@ def test_ctrl_c_then_resume_runs_only_the_missing_cells(environ, hermes, configu
     assert f"finish with `hermes ab resume {eid}`" in stderr.read_text()
     before = {r["cell"]: r for r in runs(configured, eid)}
     assert 2 <= len(before) < 12
-    assert not (configured / "experiments" / eid / "work").exists() or \
-        not any((configured / "experiments" / eid / "work").iterdir())
+    assert list(scratch.iterdir()) == []  # interrupted runs' scratch homes are gone
     result = hermes("ab", "resume", eid)
     ok(result)
     after = {r["cell"]: r for r in runs(configured, eid)}
@@ -268,3 +279,13 @@ def test_ctrl_c_then_resume_runs_only_the_missing_cells(environ, hermes, configu
     stored = {row[0] for row in sessions.execute("select id from sessions")}
     sessions.close()
     assert {row["session_id"] for row in after.values()} <= stored
+
+
+def test_a_run_cannot_write_into_the_real_profile(hermes, configured: Path,
+                                                  llm: FakeLLM) -> None:
+    memory = configured / "memories" / "MEMORY.md"
+    before = memory.read_bytes()
+    ok(hermes("ab", "provider.model=intruder", "-q", f"overwrite {memory}", "--yolo"))
+    assert memory.read_bytes() == before
+    (result,) = [r for request in llm.requests for r in request.tool_results]
+    assert "the default profile (the Hermes root)" in str(result.content)

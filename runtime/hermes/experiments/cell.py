@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -70,8 +71,8 @@ def run_cell(cell: Cell, env: CellEnv) -> RunRecord | None:
     """Run ``cell`` in isolation; its record, or None if Ctrl-C stopped it first."""
     if env.stop.is_set():
         return None
-    work = env.experiment.directory / "work" / cell.key.replace("/", "-")
-    shutil.rmtree(work, ignore_errors=True)  # left over from an interrupted run
+    # Outside the Hermes root: the run's tools treat the root as another profile's.
+    work = Path(tempfile.mkdtemp(prefix=f"hermes-ab-{cell.key.replace('/', '-')}-"))
     try:
         return _run(cell, env, work)
     except HermesError as exc:  # e.g. a sandbox that would not start: this run failed

@@ -42,7 +42,8 @@ def scratch_copy(source: Home, target: Path, transcripts: Path) -> ScratchHome:
             shutil.copytree(path, target / name, symlinks=True)
         elif path.is_file():
             shutil.copy2(path, target / name)
-    home = ScratchHome(path=target, root=target, name=source.name, transcripts=transcripts)
+    # The real root stays the root: tools then refuse the real profiles' files as foreign.
+    home = ScratchHome(path=target, root=source.root, name=source.name, transcripts=transcripts)
     return home.ensure()  # type: ignore[return-value]
 
 
