@@ -158,6 +158,12 @@ def test_reused_by_label_across_runtimes_and_recreated_when_removed(
         assert sandbox.container().id != created.id
     with runtime(root, environ, base_image, workspace, "environment.docker.task=other") as rt:
         assert sandbox_of(rt).container().id != sandbox.container().id  # one per task
+    with runtime(root, environ, base_image, workspace, "environment.docker.memory=300m") as rt:
+        changed = sandbox_of(rt).container()  # other settings: made again from them
+        assert changed.id != sandbox.container().id
+        assert changed.attrs["HostConfig"]["Memory"] == 300 * 1024 * 1024
+    assert [c.id for c in sandboxes(docker) if c.labels["hermes.task"] == "default"
+            and c.labels["hermes.home"] == str(root)] == [changed.id]
 
 
 def test_timeout_and_cancellation_stop_the_command_not_the_container(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -57,10 +58,17 @@ class SandboxSpec:
         digest = hashlib.sha256(str(self.home.path).encode()).hexdigest()[:10]
         return f"hermes-{self.home.name}-{self.settings.task}-{digest}"
 
+    def fingerprint(self) -> str:
+        """A digest of everything the container was created from (secrets only hashed)."""
+        made_from = [self.settings.model_dump(mode="json", exclude={"approvals"}), self.cwd,
+                     sorted(self.environment.items())]
+        return hashlib.sha256(json.dumps(made_from, sort_keys=True).encode()).hexdigest()[:16]
+
     def labels(self) -> dict[str, str]:
         return {LABEL: "1", "hermes.profile": self.home.name, "hermes.home": str(self.home.path),
                 "hermes.task": self.settings.task, "hermes.session": self.session,
-                "hermes.idle_timeout": str(self.settings.idle_timeout)}
+                "hermes.idle_timeout": str(self.settings.idle_timeout),
+                "hermes.config": self.fingerprint()}
 
     def identity(self) -> list[str]:
         """Label filters that find this sandbox again from any process."""
@@ -68,11 +76,15 @@ class SandboxSpec:
 
 
 def find_sandbox(client: Any, spec: SandboxSpec) -> Any | None:
-    """The sandbox container of ``spec`` (started if it had stopped), or None."""
+    """The sandbox container of ``spec`` (started if it had stopped), or None. One made
+    from other settings (image, limits, mounts, variables) is removed, to be recreated."""
     found = client.containers.list(all=True, filters={"label": spec.identity()})
     if not found:
         return None
     container = found[0]
+    if container.labels.get("hermes.config") != spec.fingerprint():
+        remove_quietly(container)
+        return None
     if container.status != "running":
         container.start()
     return container
