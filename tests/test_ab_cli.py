@@ -121,6 +121,9 @@ def test_arms_that_behave_differently_are_scored_apart(hermes, configured: Path,
     assert {name: tree_digest(configured / name) for name in ("memories", "skills")} == real
     assert {p.name: p.read_bytes() for p in configured.glob("state.db*")} == real_db
     assert "state.db" in real_db
+    report = Path(ok(hermes("ab", "report", eid)).strip()).read_text()
+    latency = report.split('id="chart-latency"')[1].split("</svg>")[0]
+    assert latency.count('class="run"') == 6 and "timed out after 3 s" in report
     listed = ok(hermes("ab", "show", eid, "--runs"))
     assert "provider.model=wrongtool  sum#1  FAIL tool_not_called" in listed
     assert "provider.model=slow  file#1  FAIL timeout" in listed
