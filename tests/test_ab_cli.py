@@ -224,6 +224,12 @@ def test_rerun_uses_byte_identical_configs_and_tasks(hermes, configured: Path,
     diff = ok(hermes("ab", "diff", first, second))
     assert "arm provider.model=good: config identical" in diff
     assert "provider.model=wrongtool: pass rate 0% → 0%" in diff
+    third = experiment_id(ok(result := hermes("ab", "provider.model=good,wrongtool",
+                                              "agent.max_iterations=7", "--tasks",
+                                              str(tasks))) and result.stderr)
+    changed = ok(hermes("ab", "diff", first, third)).splitlines()
+    assert "arm provider.model=good: config differs" in changed
+    assert "-  max_iterations: 90" in changed and "+  max_iterations: 7" in changed
 
 
 def _rows_when(root: Path, stderr_file: Path, count: int, timeout: float = 60) -> str:
