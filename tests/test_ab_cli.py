@@ -155,6 +155,9 @@ def test_invalid_arms_and_task_lines_are_all_refused_before_anything_runs(
     refused(hermes("ab", "--profiles", "nobody", "-q", "hi"), 'no profile named "nobody"')
     refused(hermes("ab", "show", "nope"), "'nope' is not an experiment")
     refused(hermes("ab", "-q", "hi", "--format", "yaml"), "--format 'yaml'")
+    files = write_tasks(tmp_path / "files.jsonl", FILE)
+    refused(hermes("ab", "environment=local,docker", "--tasks", str(files)),
+            "arm environment=docker: environment docker cannot see task 'file'")
     rubric = write_tasks(tmp_path / "rubric.jsonl", {"id": "r", "prompt": "p",
                                                      "expect": {"rubric": "good"}})
     refused(hermes("ab", "--tasks", str(rubric)), "--judge-model")

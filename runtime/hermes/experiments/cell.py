@@ -110,6 +110,9 @@ def _run(cell: Cell, env: CellEnv, work: Path) -> RunRecord | None:
 
 
 def _in_directory(config: HermesConfig, cwd: Path) -> HermesConfig:
+    """``config`` working in ``cwd`` (a sandbox's working directory is its own)."""
+    if config.environment.kind != "local":
+        return config
     environment = config.environment.model_copy(update={"cwd": str(cwd)})
     return config.model_copy(update={"environment": environment})
 

@@ -29,6 +29,7 @@ def new_experiment(home: Home, manager: Any, environ: Mapping[str, str], *,
         problems += arm_problems
     except HermesError as exc:
         problems.append(str(exc))
+    problems += _local_only(composed, tasks)
     judge = _judge(home, environ, tasks, tasks_file, settings, problems)
     if problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
@@ -37,6 +38,16 @@ def new_experiment(home: Home, manager: Any, environ: Mapping[str, str], *,
         raise UserError("the sweep has no arms (an empty range?)")
     stored = [(c.arm, dump_stored(c.raw)) for c in composed]
     return create_experiment(home, stored, tasks, settings, judge)
+
+
+def _local_only(composed: Sequence[ComposedArm], tasks: Sequence[Task]) -> list[str]:
+    """Task files and shell checks live in a local directory: a sandboxed arm cannot see them."""
+    needs = [t.id for t in tasks if t.files or t.expect.shell]
+    if not needs:
+        return []
+    return [f"arm {c.arm.name}: environment {kind} cannot see task {needs[0]!r}'s files or "
+            "shell check (they need environment local)"
+            for c in composed if (kind := c.raw.get("environment", {}).get("kind")) != "local"]
 
 
 def _tasks(query: str | None, tasks_file: Path | None, problems: list[str]) -> list[Task]:
