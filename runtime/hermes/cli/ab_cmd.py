@@ -7,6 +7,8 @@ other commands read what runs left in ``experiments/<id>/`` of the home.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -193,24 +195,19 @@ def _execute(ctx: typer.Context, experiment: Any, fmt: str) -> None:
     sys.stderr.write(f"experiment {experiment.id} — hermes ab report {experiment.id}\n")
 
 
-def _progress_bar() -> Any:
-    """A context manager yielding the runner's ``on_progress``: a rich bar on stderr
-    with elapsed time and the money spent."""
-    from contextlib import contextmanager
-
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[Any], None]]:
+    """The runner's ``on_progress``: a rich bar on stderr with elapsed time and the money
+    spent so far."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    @contextmanager
-    def bar() -> Any:
-        columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.fields[spent]}"))
-        with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-            task = progress.add_task("runs", total=None, spent="$0")
+    columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[spent]}"))
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+        task = progress.add_task("runs", total=None, spent="$0")
 
-            def update(p: Any) -> None:
-                progress.update(task, completed=p.done, total=p.total, spent=f"${p.spent:.4f}")
+        def update(p: Any) -> None:
+            progress.update(task, completed=p.done, total=p.total, spent=f"${p.spent:.4f}")
 
-            yield update
-
-    return bar()
+        yield update
