@@ -65,8 +65,18 @@ def stop_servers(user_home: Path) -> None:
             continue
         socket_file = pid_file.with_name("daemon.sock")  # removed as the server exits
         deadline = time.monotonic() + 30
-        while socket_file.exists() and time.monotonic() < deadline:
+        while socket_file.exists() and _running(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
+
+
+def _running(pid: int) -> bool:
+    """False once ``pid`` is gone or a zombie: a server killed with its gateway's process
+    group (SIGKILL) leaves its socket behind, and nobody may reap it for a while."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 Invoke = Callable[..., "subprocess.CompletedProcess[str]"]

@@ -73,7 +73,8 @@ def _stop(pids: list[int]) -> None:
 def _configured_profiles(ctx: typer.Context, home: Home) -> list[Home]:
     from hermes.config import compose_config
 
-    listed = compose_config(home, state(ctx).environ).config.gateway.profiles
+    listed = compose_config(home, state(ctx).environ,
+                            hydra_in_child=True).config.gateway.profiles
     manager = state(ctx).manager()
     return [manager.home(name) for name in listed if name != home.name]
 

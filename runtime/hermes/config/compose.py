@@ -54,25 +54,26 @@ def compose_config(
     overrides: Sequence[str] = (),
     *,
     profile_text: str | None = None,
+    hydra_in_child: bool = False,
 ) -> ComposedConfig:
     """Compose ``home``'s config from every layer plus overrides, and validate it.
 
     ``profile_text`` stands in for the profile's ``config.yaml`` (to check an
-    edit before writing it; never cached). Raises ``ConfigError`` (one line
-    naming the file and key) on any problem.
+    edit before writing it; never cached). ``hydra_in_child``: a cache miss is
+    composed in a forked child, so a long-lived caller (the gateway) never loads
+    Hydra. Raises ``ConfigError`` (one line naming the file and key) on any problem.
     """
     layers = load_layers(home, environ, profile_text=profile_text)
     requested = normalise_toolsets(env_overrides(environ) + cli_overrides(list(overrides)),
                                    lambda: available_options(layers, "toolsets"))
     cache = ComposeCache(home) if profile_text is None else None
     raw, sources, key = _from_cache(cache, layers, requested)
-    if raw is None:
-        from hermes.config.hydra_backend import hydra_compose, split_overrides
+    if raw is None and hydra_in_child:
+        from hermes.config.isolated import call_in_child
 
-        choices, key_overrides = split_overrides(layers, requested)
-        sources = build_sources(layers, choices, key_overrides)
-        key = cache_key(sources)
-        raw = hydra_compose(layers, choices, key_overrides, sources)
+        raw, sources, key = call_in_child(_compose_with_hydra, layers, requested)
+    elif raw is None:
+        raw, sources, key = _compose_with_hydra(layers, requested)
     assert sources is not None
     resolved, display = resolve(raw, Secrets(home.env_file, environ), sources)
     check_placeholders(raw, resolved, sources, home.env_file)
@@ -84,6 +85,16 @@ def compose_config(
         cache.put(key, raw)
     # Literal secrets written into a file (``api_key: sk-...``) are redacted too.
     return ComposedConfig(home, config, redact_tree(raw), redact_tree(display), sources)
+
+
+def _compose_with_hydra(layers: list[Layer], requested: list[Override]
+                        ) -> tuple[dict[str, Any], Sources, str]:
+    """A cache miss: Hydra composes (``hydra_backend`` is the only module importing it)."""
+    from hermes.config.hydra_backend import hydra_compose, split_overrides
+
+    choices, key_overrides = split_overrides(layers, requested)
+    sources = build_sources(layers, choices, key_overrides)
+    return hydra_compose(layers, choices, key_overrides, sources), sources, cache_key(sources)
 
 
 def _from_cache(

@@ -196,15 +196,14 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
 
 def _warm_openai_path() -> None:
     """What litellm's first OpenAI-compatible call loads (~500 modules of the openai SDK,
-    a client, tiktoken's encoding: ~0.4 s), loaded once here so no forked child pays it.
+    a client: ~0.2 s), loaded once here so no forked child pays it. (tiktoken's encoding
+    is not needed: ``import_litellm`` turns litellm's token counter off.)
     It starts no threads."""
     import openai.resources.chat.completions  # noqa: F401
     import openai.types.chat  # noqa: F401
     from openai import OpenAI
 
     OpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1").chat.completions.create  # noqa: B018
-    # litellm prices each reply by counting tokens with tiktoken's cl100k (~0.2 s to load).
-    import litellm.litellm_core_utils.default_encoding  # noqa: F401
 
     # Response types whose pydantic schemas are built on first use (~25 ms).
     from litellm.types.utils import ModelResponse, ModelResponseStream, Usage
@@ -217,7 +216,7 @@ def _warm_openai_path() -> None:
 def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:
     """Fork one server per home from the gateway before it starts any thread, so the
     CLI shares the gateway's litellm (copy-on-write) instead of a second import. What
-    only the CLI needs (tiktoken's encoding, prompt_toolkit, ...) is loaded in the
+    only the CLI needs (the openai client's resources, prompt_toolkit, ...) is loaded in the
     child, keeping it out of the gateway. A standalone server of such a home is
     stopped first. Their pids."""
     from hermes.models.litellm_client import import_litellm

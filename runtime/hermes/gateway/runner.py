@@ -113,7 +113,7 @@ class Gateway:
         from hermes.container import build_runtime
 
         environ = self.environ | {"HERMES_HOME": str(home.path)}
-        composed = compose_config(home, environ, self.overrides)
+        composed = compose_config(home, environ, self.overrides, hydra_in_child=True)
         if not composed.config.platforms.enabled:
             raise ConfigError(f"profile {home.name} enables no platform — enable the API "
                               f"server with `hermes -p {home.name} config set platforms "

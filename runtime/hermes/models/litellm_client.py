@@ -7,6 +7,7 @@ map so that importing it never fetches anything from the network.
 from __future__ import annotations
 
 import gc
+import importlib.abc
 import os
 import random
 import sys
@@ -32,6 +33,24 @@ from hermes.models.errors import (
 from hermes.models.modes import detect_api_mode, litellm_model
 from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage
 
+# Optional modules that litellm's import pulls in only because they are installed, and
+# that Hermes never uses: litellm's OCI request signing loads cryptography (and bcrypt
+# through it), brought by the ssh environment's paramiko; `import httpx` loads its
+# command-line client (httpx._main: click, rich.console, pygments.lexers) whenever
+# those are installed. Both are guarded by `except ImportError` where imported. Hidden
+# during litellm's import only (-11 MiB in every process that imports litellm);
+# anything else imports them as usual.
+_NOT_FOR_LITELLM = ("cryptography", "bcrypt", "httpx._main")
+
+
+class _HideDuringImport(importlib.abc.MetaPathFinder):
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name in self.names or name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"{name} is not loaded for litellm", name=name)
+
 
 def import_litellm() -> Any:
     """Import litellm without network access at import time."""
@@ -43,9 +62,12 @@ def import_litellm() -> Any:
         # import and scanning them again on every later collection cost ~1 s per run.
         enabled = gc.isenabled()
         gc.disable()
+        hide = _HideDuringImport(tuple(n for n in _NOT_FOR_LITELLM if n not in sys.modules))
+        sys.meta_path.insert(0, hide)
         try:
             import litellm  # noqa: F401
         finally:
+            sys.meta_path.remove(hide)
             gc.freeze()
             if enabled:
                 gc.enable()
@@ -54,6 +76,11 @@ def import_litellm() -> Any:
     # litellm prints "Give Feedback / Get Help" banners to stdout on errors; stdout
     # belongs to the answer (``hermes -z``), and errors are reported by the caller.
     litellm.suppress_debug_info = True
+    # litellm prices every stream at its start by counting the prompt with tiktoken's
+    # cl100k encoding: +39 MiB and ~0.2 s on the first call of every process. Hermes
+    # takes tokens from the provider's usage (stream_options.include_usage) and its
+    # own estimates; litellm's counter is never needed.
+    litellm.disable_token_counter = True
     return litellm
 
 
