@@ -132,6 +132,9 @@ def test_arms_that_behave_differently_are_scored_apart(hermes, configured: Path,
     shown = hermes("sessions", "show", str(good["session_id"]),
                    env={"HERMES_HOME": str(configured / "experiments" / eid)})
     assert "The answer is 4." in ok(shown)
+    # and from the profile itself: the run's session is found in its experiment
+    shown = ok(hermes("sessions", "show", str(good["session_id"])))
+    assert "The answer is 4." in shown and f"run of    experiment {eid}" in shown
     config = (configured / "experiments" / eid / "arms" / "2.yaml").read_text()
     assert "model: wrongtool" in config and "${secret:CUSTOM_API_KEY}" in config
     assert "sk-fake" not in config

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from hermes.cli.app import console, new_app, out, state
+from hermes.home import Home
 from hermes.sessions import (
     MATCH_CLOSE,
     MATCH_OPEN,
@@ -101,16 +102,39 @@ def list_(
 def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
                                                                help="Session id or prefix.")
          ) -> None:
-    """Show a session's details and its messages."""
-    with _opened(ctx) as opened:
-        store, full_id = _resolve(opened, session_id)
-        session, messages = store.get_session(full_id), store.messages(full_id)
+    """Show a session's details and its messages (also a run of an A/B experiment)."""
+    experiment = None
+    try:
+        with _opened(ctx) as opened:
+            store, full_id = _resolve(opened, session_id)
+            session, messages = store.get_session(full_id), store.messages(full_id)
+    except SessionNotFound:
+        found = _in_experiments(state(ctx).home(), session_id)
+        if found is None:
+            raise
+        experiment, session, messages = found
     rich = console()
     for key, value in _details(session):
         rich.print(_text(f"{key:9} {value}"))
+    if experiment is not None:
+        rich.print(_text(f"{'run of':9} experiment {experiment} (hermes ab show {experiment})"))
     for message in messages:
         rich.print()
         _print_message(rich, message)
+
+
+def _in_experiments(home: Home, session_id: str
+                    ) -> tuple[str, Session, list[dict[str, Any]]] | None:
+    """A run's session, kept in its experiment's own ``state.db`` (``hermes ab``): the
+    experiment's id, the session and its messages; None when no experiment has it."""
+    for db in sorted(home.path.glob("experiments/*/state.db")):
+        with SessionStore(db) as store:
+            try:
+                full_id = store.resolve_id(session_id)
+            except SessionNotFound:
+                continue
+            return db.parent.name, store.get_session(full_id), store.messages(full_id)
+    return None
 
 
 def _details(session: Session) -> list[tuple[str, object]]:
