@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +20,14 @@ pytestmark = pytest.mark.both_modes  # in-process and through the warm server
 
 
 def spawn_chat(environ: dict[str, str], cwd: Path) -> pexpect.spawn:
+    """Interactive chat in a pty. Through the warm server when one runs: a chat that
+    finds none runs in-process (its prompt shows at once) and starts one for later,
+    so the daemon mode of these tests starts the server first."""
     env = environ | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    if "HERMES_NO_DAEMON" not in env:
+        started = subprocess.run([sys.executable, "-m", "hermes", "daemon", "start"], env=env,
+                                 capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0, started.stderr
     child = pexpect.spawn(sys.executable, ["-m", "hermes", "chat"], env=env, cwd=str(cwd),
                           encoding="utf-8", timeout=60, dimensions=(40, 160))
     child.expect("/help for commands")
@@ -109,3 +117,4 @@ def test_a_chat_the_model_never_answered_leaves_no_session(root: Path, environ,
     db = sqlite3.connect(root / "state.db")
     assert db.execute("select count(*) from sessions").fetchone() == (0,)
     db.close()
+

@@ -27,7 +27,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     if not no_daemon and _is_chat(args):
         from hermes.daemon.client import run_remote
 
-        code = run_remote(args, os.environ, verbose)
+        code = run_remote(args, os.environ, verbose, interactive=_is_interactive(args))
         if code is not None:
             sys.stdout.flush()
             raise SystemExit(code)
@@ -44,6 +44,15 @@ def _is_chat(args: list[str]) -> bool:
     except MissingProfileName:  # reported by the in-process run
         return False
     return bool(rest) and rest[0] in DAEMON_COMMANDS
+
+
+def _is_interactive(args: list[str]) -> bool:
+    """Interactive chat at a terminal (not ``-z``, not ``chat -q``)."""
+    from hermes.cli.argv import parse_profile_flag
+
+    rest = _before_dashes(parse_profile_flag(args)[1])
+    asks_once = any(a in ("-q", "--query") or a.startswith("--query=") for a in rest)
+    return rest[0] == "chat" and not asks_once and sys.stdin.isatty()
 
 
 def _before_dashes(args: list[str]) -> list[str]:

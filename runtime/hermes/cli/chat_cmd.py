@@ -55,7 +55,8 @@ def chat(
         extra.append(f"agent.max_iterations={max_iterations}")
     if continue_ and resume:
         raise UserError("--continue and --resume are exclusive; pick one")
-    with _runtime(ctx, extra) as runtime:
+    interactive = query is None
+    with _runtime(ctx, extra, warm_now=not interactive) as runtime:
         from hermes.cli import chat_repl
 
         if query is not None:
@@ -65,18 +66,21 @@ def chat(
         if not sys.stdin.isatty():
             raise UserError("interactive chat needs a terminal; use `hermes chat -q TEXT`")
         chat_repl.repl(runtime, resume=resume, continue_=continue_, yolo=yolo,
-                       stream=not no_stream)
+                       stream=not no_stream, while_typing=_start_litellm_import)
 
 
 @contextmanager
-def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
-    """Compose, check credentials, then start the runtime (litellm loads meanwhile)."""
+def _runtime(ctx: typer.Context, overrides: list[str], *, warm_now: bool) -> Iterator[Any]:
+    """Compose, check credentials, then start the runtime. ``warm_now``: litellm starts
+    loading at once (a one-shot overlaps it with composing and opening the database);
+    interactive chat loads it once its prompt shows, while the user types, so the
+    import never competes with reaching the prompt."""
     from hermes.config import compose_config
     from hermes.doctor import missing_api_key
 
     st = state(ctx)
-    warm = threading.Thread(target=_import_litellm, daemon=True)
-    warm.start()  # overlap litellm's ~2 s import with composing and opening the database
+    if warm_now:
+        _start_litellm_import()
     home = st.home()
     composed = compose_config(home, st.environ, overrides)
     missing = missing_api_key(composed)
@@ -95,6 +99,10 @@ def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
         yield runtime
     finally:
         runtime.close()
+
+
+def _start_litellm_import() -> None:
+    threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
 
 
 def _import_litellm() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from hermes.agent.dispatch import CallOutcome
@@ -173,7 +174,10 @@ class _Printer:
             sys.stderr.write(f"    ✗ {outcome.content[:200]}\n")
 
 
-def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, stream: bool) -> None:
+def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, stream: bool,
+         while_typing: Callable[[], None] | None = None) -> None:
+    """Interactive chat. ``while_typing`` starts once the prompt shows (the model layer's
+    import, in a thread, while the user types the first message)."""
     from hermes.cli.chat_prompt import ChatPrompt
 
     printer = _Printer()
@@ -190,6 +194,8 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     prompt = ChatPrompt(runtime.home.path / ".chat_history")
     sys.stdout.write(f"hermes · {agent.model.model} · session {agent.session_id[:8]} · "
                      "/help for commands\n")
+    if while_typing is not None:
+        while_typing()
     while True:
         line = prompt.read()
         if line is None or line.strip() in ("/exit", "/quit"):

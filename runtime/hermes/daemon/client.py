@@ -28,8 +28,11 @@ START_TIMEOUT = 90.0
 """Seconds a new server may take to start (it imports litellm and composes config)."""
 
 
-def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = False
-               ) -> int | None:
+def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = False,
+               interactive: bool = False) -> int | None:
+    """``interactive`` (chat at a terminal): with no server running, one is started for
+    the next commands and this chat runs in-process, so its prompt shows at once
+    instead of after the server's start-up."""
     from hermes.cli.argv import MissingProfileName, parse_profile_flag
 
     if environ.get("HERMES_NO_DAEMON", "") not in ("", "0"):
@@ -42,6 +45,12 @@ def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = 
         sock = connect(home)  # a running server checks runtime.daemon itself
         if sock is None:
             if not home.path.is_dir() or daemon_setting(home, environ) == "off":
+                return None
+            if interactive:
+                if not server_holds_lock(home):
+                    _note(verbose, "starting the hermes server for the next commands; "
+                                   "this chat runs in-process")
+                    start_server(home, environ)
                 return None
             sock = start_and_connect(home, environ, verbose)
         if sock is None:
