@@ -326,8 +326,8 @@ def report(sides: list[Side], fake: dict[str, Any], loop: dict[str, float]) -> l
     imp = statistics.median(importer.import_ms)
     print(f"\nlitellm import alone (LITELLM_LOCAL_MODEL_COST_MAP=True): -X importtime cumulative "
           f"{imp:.0f} ms = {imp / ours.median_ms:.0%} of ours' one-shot wall; `python -c` wall "
-          f"{importer.median_ms:.0f} ms, peak RSS {importer.peak_rss_mib:.1f} MiB. (Ours "
-          "overlaps it with composing the config, in a thread: chat_cmd.py.)")
+          f"{importer.median_ms:.0f} ms, peak RSS {importer.peak_rss_mib:.1f} MiB. (A cold "
+          "one-shot imports it at its first model call: chat_cmd.py.)")
     print(f"agent loop: {loop['repeats']} turns x {loop['iterations']} tool iterations, "
           f"overhead per iteration: mean {loop['mean_ms']:.2f} ms (median of turns), "
           f"p50 {loop['p50_ms']:.2f}, p95 {loop['p95_ms']:.2f}, first 10 "
