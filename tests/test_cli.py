@@ -88,3 +88,27 @@ def test_doctor_reports_bad_config(hermes, root: Path) -> None:
     (root / "config.yaml").write_text("agent:\n  max_iterations: lots\n")
     result = hermes("doctor")
     assert result.exit_code == 1 and "fail" in result.stdout and "max_iterations" in result.stdout
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (["--bogus"], ["No such option: --bogus", "(see `hermes -h`)"]),
+    (["profile", "lst"], ["No such command 'lst'", "Did you mean 'list'?",
+                          "(see `hermes profile -h`)"]),
+    (["sessions", "list", "--limit", "abc"], ["'--limit'", "'abc' is not a valid",
+                                              "(see `hermes sessions list -h`)"]),
+    (["sessions", "show"], ["Missing argument 'ID'", "(see `hermes sessions show -h`)"]),
+])
+def test_usage_errors_are_one_line(hermes_subprocess, args: list[str],
+                                   fragments: list[str]) -> None:
+    """Click's usage block (Usage:, Try ..., Error:) is one `error:` line, exit code 2."""
+    result = hermes_subprocess(*args)
+    line = result.stderr.strip()
+    assert result.returncode == 2 and line.startswith("error: ") and "\n" not in line, line
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+def test_a_bare_group_still_shows_its_help(hermes_subprocess) -> None:
+    result = hermes_subprocess("profile")
+    assert "Usage: hermes profile" in result.stdout + result.stderr
+    assert "error:" not in result.stderr

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import typer
+
+# typer 0.27 (pinned) carries its own copy of click; its usage errors are these.
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
 from hermes.errors import HermesError
@@ -15,10 +18,20 @@ from hermes.home import Home, default_root, resolve_home
 
 
 class HermesGroup(TyperGroup):
-    """Prints user errors as one line (exit code 2) instead of a traceback.
-
-    Typer already suggests the closest command for a typo.
+    """Prints user errors as one line (exit code 2) instead of a traceback, and usage
+    errors (an unknown option or command, a bad value) as one line instead of Click's
+    usage block. Typer already suggests the closest command for a typo.
     """
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except NoArgsIsHelpError:
+            raise  # a bare group shows its help
+        except UsageError as exc:  # the top-level options: no context yet
+            _usage_error(exc)
+            raise typer.Exit(exc.exit_code) from None
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -28,6 +41,18 @@ class HermesGroup(TyperGroup):
                 raise
             sys.stderr.write(f"error: {exc}\n")
             ctx.exit(exc.exit_code)
+        except NoArgsIsHelpError:
+            raise
+        except UsageError as exc:  # a subcommand's arguments, or an unknown subcommand
+            _usage_error(exc)
+            ctx.exit(exc.exit_code)
+
+
+def _usage_error(exc: UsageError) -> None:
+    """``error: MESSAGE (see `hermes CMD -h`)`` on one line."""
+    where = exc.ctx.command_path if exc.ctx is not None else "hermes"
+    message = " ".join(exc.format_message().split())
+    sys.stderr.write(f"error: {message} (see `{where} -h`)\n")
 
 
 def new_app(help_text: str) -> typer.Typer:
