@@ -79,6 +79,19 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
+def wait_until(condition: Callable[[], object], timeout: float = 30.0,
+               what: str = "the condition", interval: float = 0.05) -> object:
+    """Poll ``condition`` until it returns something truthy (returned); fail naming
+    ``what`` after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        time.sleep(interval)
+    return value
+
+
 Invoke = Callable[..., "subprocess.CompletedProcess[str]"]
 
 

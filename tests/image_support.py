@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,18 +54,6 @@ def run(image: str, *args: str, options: Sequence[str] = (), check: bool = True,
 
 def inspect(name: str) -> dict:
     return json.loads(docker("inspect", name).stdout)[0]
-
-
-def wait_until(condition: Callable[[], object], timeout: float, what: str,
-               interval: float = 0.25) -> object:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def health(name: str) -> str:

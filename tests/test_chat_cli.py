@@ -8,13 +8,12 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import refused, write_fake_provider
+from conftest import refused, wait_until, write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 
 pytestmark = pytest.mark.both_modes  # in-process and through the warm server
@@ -135,13 +134,6 @@ def test_kill_9_mid_turn_loses_nothing_and_the_session_resumes(
     assert resumed.returncode == 0 and resumed.stdout == "resumed fine\n"
     assert [m["role"] for m in llm.requests[2].body["messages"]] == [
         "system", "user", "assistant", "tool", *["assistant"] * interrupted, "user"]
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 def test_an_unquoted_question_is_refused_with_the_quoted_form(hermes, configured: Path,

@@ -4,12 +4,11 @@ the model layer is loaded, and it leaves a warm server for the next commands."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pexpect
 
-from conftest import write_fake_provider
+from conftest import wait_until, write_fake_provider
 from fakellm import FakeLLM, Reply
 
 
@@ -43,8 +42,5 @@ def test_without_a_server_the_prompt_comes_first(root: Path, environ, tmp_path: 
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
-        socket_file = root / "run" / "daemon.sock"
-        deadline = time.monotonic() + 90
-        while not socket_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert socket_file.exists(), "no server was started for the next commands"
+        wait_until((root / "run" / "daemon.sock").exists, 90,
+                   "a server started for the next commands")

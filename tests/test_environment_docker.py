@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conftest import wait_until
 from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.environments.docker import DockerEnvironment
@@ -59,13 +60,6 @@ def sandbox_of(rt: Runtime) -> DockerEnvironment:
 def context(rt: Runtime, environ: dict[str, str], **options: Any) -> ToolContext:
     return ToolContext.for_session(rt.home, rt.container.environment(), "session-1",
                                    environ=environ, **options)
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.1)
 
 
 def test_commands_and_file_tools_act_inside_the_container(
@@ -206,7 +200,7 @@ def test_the_reaper_removes_only_idle_sandboxes(
     busy = make("busy", 1)
     busy.exec_run(["sleep", "60"], detach=True)
     fresh, idle = make("fresh", 3600), make("idle", 1)
-    wait_for(lambda: (idle_seconds(docker, idle) or 0) > 1.5)
+    wait_until(lambda: (idle_seconds(docker, idle) or 0) > 1.5, what="the sandbox to idle")
     assert idle_seconds(docker, busy) is None  # a command runs there: never idle
     assert reap_idle(docker) == [idle.name]
     remaining = {c.name for c in sandboxes(docker)}
@@ -224,7 +218,8 @@ def test_sandbox_list_and_prune(hermes: Callable[..., Any], root: Path, environ:
     [entry] = [e for e in json.loads(listed.stdout) if e["name"] == name]
     assert (entry["profile"], entry["task"], entry["status"]) == ("default", "default",
                                                                  "running")
-    wait_for(lambda: (idle_seconds(docker, docker.containers.get(name)) or 0) > 1.5)
+    wait_until(lambda: (idle_seconds(docker, docker.containers.get(name)) or 0) > 1.5,
+               what="the sandbox to idle")
     pruned = hermes("sandbox", "prune")
     assert pruned.exit_code == 0 and f"removed {name}" in pruned.stdout
     assert name not in {c.name for c in sandboxes(docker)}

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conftest import wait_until
 from fakellm import FakeLLM, Reply
 from image_support import (
     REPO,
@@ -32,7 +33,6 @@ from image_support import (
     published_port,
     run,
     snapshot,
-    wait_until,
 )
 
 # building the base and the image is part of the first test's setup: minutes, not seconds
@@ -300,9 +300,10 @@ def test_compose_starts_two_profiles_gateways(image: str, tmp_path: Path) -> Non
         wrong = httpx.get(f"http://127.0.0.1:{ports['work']}/v1/models",
                           headers={"Authorization": f"Bearer {keys['research']}"})
         assert wrong.status_code == 401
-        service = inspect(f"{project}_work_1") if docker(
-            "inspect", f"{project}_work_1", check=False).returncode == 0 else inspect(
-            f"{project}-work-1")
+        # compose v1 and v2 name containers differently; both label them the same way
+        service = inspect(docker("ps", "-q", "--filter",
+                                 f"label=com.docker.compose.project={project}", "--filter",
+                                 "label=com.docker.compose.service=work").stdout.strip())
         host = service["HostConfig"]
         assert host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
         assert "no-new-privileges:true" in host["SecurityOpt"]

@@ -24,10 +24,11 @@ def run(argv: Sequence[str] | None = None) -> None:
     no_daemon = "--no-daemon" in _before_dashes(args)
     args = [a for i, a in enumerate(args)
             if not (a == "--no-daemon" and "--" not in args[:i])]
-    if not no_daemon and _is_chat(args):
+    chat = None if no_daemon else _chat_args(args)
+    if chat is not None:
         from hermes.daemon.client import run_remote
 
-        code = run_remote(args, os.environ, verbose, interactive=_is_interactive(args))
+        code = run_remote(args, os.environ, verbose, interactive=_is_interactive(chat))
         if code is not None:
             sys.stdout.flush()
             raise SystemExit(code)
@@ -36,23 +37,23 @@ def run(argv: Sequence[str] | None = None) -> None:
     run_here(args)
 
 
-def _is_chat(args: list[str]) -> bool:
+def _chat_args(args: list[str]) -> list[str] | None:
+    """The arguments after the profile flag when they are a chat command (``-z``,
+    ``chat``) the warm server may answer; else None."""
     from hermes.cli.argv import MissingProfileName, parse_profile_flag
 
     try:
         rest = parse_profile_flag(args)[1]
     except MissingProfileName:  # reported by the in-process run
-        return False
-    return bool(rest) and rest[0] in DAEMON_COMMANDS
+        return None
+    return rest if rest and rest[0] in DAEMON_COMMANDS else None
 
 
-def _is_interactive(args: list[str]) -> bool:
+def _is_interactive(chat: list[str]) -> bool:
     """Interactive chat at a terminal (not ``-z``, not ``chat -q``)."""
-    from hermes.cli.argv import parse_profile_flag
-
-    rest = _before_dashes(parse_profile_flag(args)[1])
-    asks_once = any(a in ("-q", "--query") or a.startswith("--query=") for a in rest)
-    return rest[0] == "chat" and not asks_once and sys.stdin.isatty()
+    words = _before_dashes(chat)
+    asks_once = any(a in ("-q", "--query") or a.startswith("--query=") for a in words)
+    return words[0] == "chat" and not asks_once and sys.stdin.isatty()
 
 
 def _before_dashes(args: list[str]) -> list[str]:

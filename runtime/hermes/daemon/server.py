@@ -184,7 +184,7 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
     import_litellm()
     import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
 
-    _warm_openai_path()
+    warm_openai_path()
     timeout = float(compose_config(home, environ).config.runtime.idle_timeout)
     assert threading.active_count() == 1, "the server must fork from a single thread"
     # Children would otherwise walk (and so copy) every warm object on their first
@@ -194,7 +194,7 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
     return timeout
 
 
-def _warm_openai_path() -> None:
+def warm_openai_path() -> None:
     """What litellm's first OpenAI-compatible call loads (~500 modules of the openai SDK,
     a client: ~0.2 s), loaded once here so no forked child pays it. (tiktoken's encoding
     is not needed: ``import_litellm`` turns litellm's token counter off.)

@@ -9,11 +9,11 @@ skills that runs changed (``keep_changes``).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes.fsutil import atomic_write
 from hermes.home import Home
 
 COPIED = ("config.yaml", ".env", "SOUL.md", "profile.json", "approvals.json", "conf",
@@ -65,7 +65,15 @@ def keep_changes(scratch: Home, baseline: dict[str, str], profile: Home) -> list
     written = []
     for relative, digest in fingerprint(scratch).items():
         if baseline.get(relative) != digest:
-            text = (scratch.path / relative).read_text(encoding="utf-8", errors="replace")
-            atomic_write(profile.path / relative, text, mode=0o600)
+            _copy_bytes(scratch.path / relative, profile.path / relative)
             written.append(relative)
     return written
+
+
+def _copy_bytes(source: Path, target: Path) -> None:
+    """Byte for byte (skills may hold any file), 0600, replaced atomically."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.copyfile(source, partial)
+    os.chmod(partial, 0o600)
+    os.replace(partial, target)

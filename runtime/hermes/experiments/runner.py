@@ -67,10 +67,10 @@ def _warm_up() -> None:
     first arm's first runs are not slower for it."""
     import contextlib
 
-    from hermes.daemon.server import _warm_openai_path
+    from hermes.daemon.server import warm_openai_path
 
     with contextlib.suppress(Exception):  # only an optimisation: a failure costs time
-        _warm_openai_path()
+        warm_openai_path()
 
 
 def run_experiment(env: CellEnv, on_progress: Callable[[Progress], None] | None = None
