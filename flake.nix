@@ -66,10 +66,11 @@
           env = {
             UV_PYTHON = pkgs.python312.interpreter;
             UV_PYTHON_DOWNLOADS = "never";
-            # tests/test_nix.py evaluates the modules and reads uv.lock with these.
+            # tests/test_nix.py evaluates the modules and the package's build plan with these.
             HERMES_TEST_NIXPKGS_LIB = "${nixpkgs}";
             HERMES_TEST_UV2NIX = "${uv2nix}";
             HERMES_TEST_PYPROJECT_NIX = "${pyproject-nix}";
+            HERMES_TEST_BUILD_SYSTEM_PKGS = "${pyproject-build-systems}";
           };
         };
       });

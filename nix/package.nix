@@ -42,13 +42,9 @@ let
 
   workspace = import ./workspace.nix { inherit lib; uv2nixLib = uv2nix.lib; workspaceRoot = src; };
 
-  pythonSet =
-    (callPackage pyproject-nix.build.packages { inherit python; }).overrideScope
-      (lib.composeManyExtensions [
-        pyproject-build-systems.overlays.wheel
-        # Wheels where uv.lock has them (as uv installs), sdists otherwise.
-        (workspace.mkPyprojectOverlay { sourcePreference = "wheel"; })
-      ]);
+  pythonSet = import ./python-set.nix {
+    inherit lib callPackage python pyproject-nix pyproject-build-systems workspace;
+  };
 
   # The project and its runtime dependencies only (no test group).
   venv = pythonSet.mkVirtualEnv "hermes-runtime-env" workspace.deps.default;

@@ -7,7 +7,10 @@ to a directory holding ``lib/default.nix``, e.g. a checkout of
 ``nix-community/nixpkgs.lib``. It evaluates ``tests/nix/eval-module.nix`` (stand-in
 NixOS options and a tiny ``pkgs``) with ``nix-instantiate --eval --strict --json``.
 With ``HERMES_TEST_UV2NIX`` and ``HERMES_TEST_PYPROJECT_NIX`` (checkouts of those
-flake inputs) too, ``tests/nix/eval-workspace.nix`` checks that uv2nix reads uv.lock.
+flake inputs) too, ``tests/nix/eval-workspace.nix`` checks that uv2nix reads uv.lock;
+with ``HERMES_TEST_BUILD_SYSTEM_PKGS`` (the pyproject-build-systems input) as well,
+``tests/nix/eval-package.nix`` gives the package's build plan (each package built from
+source and its build backend).
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def test_the_flake_and_module_files_are_found() -> None:
     names = {str(p.relative_to(REPO)) for p in nix_files()}
     assert {"flake.nix", "nix/module.nix", "nix/lib.nix", "nix/package.nix",
             "nix/home-manager.nix", "nix/checks.nix", "nix/vm-test.nix", "nix/workspace.nix",
-            "tests/nix/eval-module.nix", "tests/nix/eval-workspace.nix"} <= names
+            "nix/python-set.nix", "tests/nix/eval-module.nix", "tests/nix/eval-workspace.nix",
+            "tests/nix/eval-package.nix"} <= names
 
 
 @pytest.mark.skipif(NIX_INSTANTIATE is None,
@@ -389,22 +393,35 @@ def test_the_home_manager_module_runs_user_gateways_on_the_same_layer(
 
 # --- the package: uv2nix reads uv.lock -------------------------------------------------
 
-SOURCES_ENV = {"uv2nixSrc": "HERMES_TEST_UV2NIX", "pyprojectNixSrc": "HERMES_TEST_PYPROJECT_NIX"}
+# The harnesses' arguments: (environment variable, the flake input it is a checkout of).
+SOURCES_ENV = {"uv2nixSrc": ("HERMES_TEST_UV2NIX", "pyproject-nix/uv2nix"),
+               "pyprojectNixSrc": ("HERMES_TEST_PYPROJECT_NIX", "pyproject-nix/pyproject.nix")}
+BUILD_SYSTEMS_ENV = {"buildSystemPkgsSrc": ("HERMES_TEST_BUILD_SYSTEM_PKGS",
+                                            "pyproject-nix/build-system-pkgs")}
+SYSTEMS = ["x86_64-linux", "aarch64-linux", "aarch64-darwin"]  # flake.nix's packages
 
 
-def test_uv2nix_resolves_the_lock_the_package_is_built_from(nixpkgs_lib: str) -> None:
-    sources = {arg: os.environ.get(env) for arg, env in SOURCES_ENV.items()}
+def flake_inputs(nixpkgs_lib: str, envs: dict[str, tuple[str, str]]) -> str:
+    """The Nix arguments naming checkouts of the flake's inputs, or a skip."""
+    sources = {arg: os.environ.get(env) for arg, (env, _) in envs.items()}
     if not all(sources.values()):
-        pytest.skip("set HERMES_TEST_UV2NIX and HERMES_TEST_PYPROJECT_NIX to checkouts of "
-                    "pyproject-nix/uv2nix and pyproject-nix/pyproject.nix (the flake's "
-                    "pinned revisions) to check that uv2nix reads uv.lock")
-    args = " ".join(f"{arg} = {json.dumps(path)};" for arg, path in sources.items())
-    expression = (f"import {json.dumps(str(REPO / 'tests/nix/eval-workspace.nix'))} "
-                  f"{{ nixpkgsLib = {json.dumps(nixpkgs_lib)}; {args} }}")
+        wanted = ", ".join(f"{env} ({repo})" for env, repo in envs.values())
+        pytest.skip(f"set {wanted} to checkouts of those flake inputs at flake.nix's "
+                    "pinned revisions (the dev shell sets them)")
+    sources["nixpkgsLib"] = nixpkgs_lib
+    return " ".join(f"{arg} = {json.dumps(path)};" for arg, path in sources.items())
+
+
+def evaluate_harness(name: str, args: str) -> Any:
+    expression = f"import {json.dumps(str(REPO / 'tests/nix' / name))} {{ {args} }}"
     result = subprocess.run([str(NIX_INSTANTIATE), "--eval", "--strict", "--json", "-E",
                              expression], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    resolved = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_uv2nix_resolves_the_lock_the_package_is_built_from(nixpkgs_lib: str) -> None:
+    resolved = evaluate_harness("eval-workspace.nix", flake_inputs(nixpkgs_lib, SOURCES_ENV))
 
     lock = tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
@@ -413,3 +430,32 @@ def test_uv2nix_resolves_the_lock_the_package_is_built_from(nixpkgs_lib: str) ->
               for spec in pyproject["project"]["dependencies"]}
     assert resolved["deps"] == {"hermes-runtime": []}
     assert direct <= set(resolved["packages"]) <= locked
+
+
+def locked_wheel_hash(lock_path: Path, name: str, version: str) -> str:
+    """The hash of the pure-Python wheel of ``name`` ``version`` in a uv.lock."""
+    lock = tomllib.loads(lock_path.read_text(encoding="utf-8"))
+    (package,) = [p for p in lock["package"] if p["name"] == name and p["version"] == version]
+    (wheel,) = [w for w in package["wheels"] if w["url"].endswith("-py3-none-any.whl")]
+    return str(wheel["hash"])
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_every_package_built_from_source_gets_its_build_backend(
+        nixpkgs_lib: str, system: str) -> None:
+    """uv.lock records no build systems and uv2nix builds an sdist with only those it
+    is given (`uv build --no-build-isolation`): antlr4-python3-runtime (hydra's and
+    omegaconf's, sdist only) needs setuptools, declared in pyproject.toml; it comes from
+    build-system-pkgs, fetched with the hash of that input's uv.lock."""
+    args = flake_inputs(nixpkgs_lib, SOURCES_ENV | BUILD_SYSTEMS_ENV)
+    plan = evaluate_harness("eval-package.nix", f"{args} system = {json.dumps(system)};")
+
+    assert set(plan) == {"antlr4-python3-runtime", "hermes-runtime"}
+    assert [name for name, backends in plan.items() if not backends] == []
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = pyproject["tool"]["uv"]["extra-build-dependencies"]["antlr4-python3-runtime"]
+    assert declared == [f"setuptools=={plan['antlr4-python3-runtime']['setuptools']['version']}"]
+    setuptools = plan["antlr4-python3-runtime"]["setuptools"]
+    lock = Path(os.environ[BUILD_SYSTEMS_ENV["buildSystemPkgsSrc"][0]]) / "uv.lock"
+    assert setuptools["hash"] == locked_wheel_hash(lock, "setuptools", setuptools["version"])
+    assert "hatchling" in plan["hermes-runtime"]
