@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +15,7 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
-from hermes.errors import HermesError
+from hermes.errors import HermesError, UserError
 from hermes.home import Home, default_root, resolve_home
 
 
@@ -35,7 +37,8 @@ class HermesGroup(TyperGroup):
 
     def invoke(self, ctx: Any) -> Any:
         try:
-            return super().invoke(ctx)
+            with refused_at_end_of_input("nothing was changed"):  # any prompt of a command
+                return super().invoke(ctx)
         except HermesError as exc:
             if os.environ.get("HERMES_FULL_ERROR") == "1":
                 raise
@@ -53,6 +56,32 @@ def _usage_error(exc: UsageError) -> None:
     where = exc.ctx.command_path if exc.ctx is not None else "hermes"
     message = " ".join(exc.format_message().split())
     sys.stderr.write(f"error: {message} (see `{where} -h`)\n")
+
+
+@contextmanager
+def refused_at_end_of_input(refusal: str) -> Iterator[None]:
+    """A prompt at the end of input has nobody to answer it: the command is refused
+    (``UserError``: one line, exit code 2) instead of Click's ``Aborted!``; ``refusal``
+    says what did not happen. Ctrl-C stays an interruption."""
+    try:
+        yield
+    except typer.Abort as exc:
+        if not isinstance(exc.__context__, EOFError):
+            raise
+        raise UserError(f"no answer (end of input); {refusal} — answer at a terminal, "
+                        "or pass --yes") from None
+
+
+def ask(question: str, *, refusal: str) -> str:
+    """One line typed by the user (empty by default); see ``refused_at_end_of_input``."""
+    with refused_at_end_of_input(refusal):
+        return str(typer.prompt(question, default="", show_default=False))
+
+
+def confirm(question: str, *, refusal: str) -> bool:
+    """Yes or no (no by default); see ``refused_at_end_of_input``."""
+    with refused_at_end_of_input(refusal):
+        return bool(typer.confirm(question, default=False))
 
 
 def new_app(help_text: str) -> typer.Typer:

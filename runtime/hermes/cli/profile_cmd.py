@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from hermes.cli.app import console, new_app, out, state
+from hermes.cli.app import ask, console, new_app, out, state
 from hermes.errors import ProfileError
 
 if TYPE_CHECKING:
@@ -106,8 +106,8 @@ def delete(
     if not force:
         manager.check_not_extended(name)
     if not yes:
-        typed = typer.prompt(f"This deletes {home.path} and all its data. Type the profile "
-                             "name to confirm", default="", show_default=False)
+        typed = ask(f"This deletes {home.path} and all its data. Type the profile name to "
+                    "confirm", refusal="nothing deleted")
         if typed != name:
             raise ProfileError("confirmation did not match; nothing deleted")
     outcome = manager.delete(name, force=force)

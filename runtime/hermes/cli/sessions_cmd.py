@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from hermes.cli.app import console, new_app, out, state
+from hermes.cli.app import confirm, console, new_app, out, state
 from hermes.home import Home
 from hermes.sessions import (
     MATCH_CLOSE,
@@ -72,7 +72,7 @@ def _table(*columns: str) -> Any:
 
 
 def _confirm(question: str, yes: bool) -> None:
-    if not yes and not typer.confirm(question, default=False):
+    if not yes and not confirm(question, refusal="nothing deleted"):
         raise SessionError("not confirmed; nothing deleted")
 
 
