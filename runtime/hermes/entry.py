@@ -3,8 +3,9 @@
 ``hermes -z ...`` and ``hermes chat ...`` go to the profile's server (started on
 first use, ``runtime.daemon: auto``); ``--no-daemon``, ``HERMES_NO_DAEMON=1`` or
 ``runtime.daemon: off`` run them in this process, as does any failure to reach a
-server (``-v`` says so). Everything else runs here. Nothing heavy is imported
-before that choice.
+server (``-v`` says so). Everything else runs here, help included (``-h`` or
+``--help`` anywhere: help never needs a runtime). Nothing heavy is imported before
+that choice.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 DAEMON_COMMANDS = ("-z", "chat")
+HELP_FLAGS = ("-h", "--help")
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -46,6 +48,8 @@ def _chat_args(args: list[str]) -> list[str] | None:
         rest = parse_profile_flag(args)[1]
     except MissingProfileName:  # reported by the in-process run
         return None
+    if any(a in HELP_FLAGS for a in _before_dashes(rest)):
+        return None  # printed here: no server is started (or woken) for help
     return rest if rest and rest[0] in DAEMON_COMMANDS else None
 
 

@@ -73,8 +73,10 @@ def first_command(args: Sequence[str]) -> str | None:
 
 def expand_oneshot(args: list[str]) -> list[str]:
     """``hermes -z TEXT [...]`` is ``hermes chat -q TEXT [...]`` (as ``chat -z``, so that
-    errors name the flag the user typed)."""
+    errors name the flag the user typed). ``hermes -z --help`` is chat's help."""
     if args[:1] == ["-z"]:
+        if args[1:2] in (["-h"], ["--help"]):
+            return ["chat", *args[1:]]
         if len(args) < 2:
             sys.stderr.write("error: -z needs the question to ask\n")
             raise SystemExit(2)
