@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -273,3 +274,39 @@ def test_a_server_that_cannot_start_falls_back(daemon_env, root: Path, llm: Fake
         assert proc.returncode == 2 and "no_such_key" in proc.stderr
     assert "hermes:" not in quiet.stderr and "running in-process" in loud.stderr
     assert server_pid(root) is None
+
+
+def test_a_client_in_another_mount_namespace_runs_in_process(daemon_env, root: Path,
+                                                             tmp_path: Path) -> None:
+    """Another container on the same volume (here: another mount namespace, made with
+    ``unshare -m``) sees other files: the warm server never runs its commands."""
+    if os.getuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) to make another mount namespace")
+    from fakellm import ToolCall
+
+    def respond(request: RecordedRequest) -> Reply:
+        if not request.tool_results:
+            return Reply(tool_calls=[ToolCall("terminal", {"command": f"cat {private}/seen"})])
+        return Reply(text=str(request.tool_results[0].content))
+
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "seen").write_text("seen from the server\n")
+
+    def in_namespace(cwd: str) -> subprocess.CompletedProcess[str]:
+        script = (f"mount -t tmpfs none {private} && mkdir {private}/src && "
+                  f"echo seen from the client > {private}/seen && cd {cwd} && "
+                  f"exec {sys.executable} -m hermes -z 'show me'")
+        return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                              env=daemon_env, text=True, capture_output=True, timeout=120)
+
+    with FakeLLM(fallback=respond, strict=False) as llm:
+        write_fake_provider(root, llm.openai_base_url)
+        hermes(daemon_env, "-z", "warm up")
+        before = served(root)
+        # the same directory in both namespaces, and one only the client has (`-w /src`)
+        for cwd in (str(tmp_path), f"{private}/src"):
+            proc = in_namespace(cwd)
+            assert proc.returncode == 0, proc.stderr
+            assert "seen from the client" in proc.stdout, (cwd, proc.stdout)
+    assert served(root) == before and server_pid(root) is not None

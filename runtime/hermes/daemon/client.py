@@ -62,6 +62,10 @@ def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = 
                 return follow(sock, int(reply["pid"]))
             if reply.get("type") == "off":
                 return None  # runtime.daemon is now off: the server has stopped
+            if reply.get("type") == "elsewhere":
+                _note(verbose, "the hermes server runs in another container or mount "
+                               "namespace; running in-process")
+                return None
             if reply.get("type") != "stale":
                 _note(verbose, f"the hermes server refused: {reply.get('message')}")
                 return None

@@ -2,11 +2,11 @@
 
 Start-up imports everything a command needs (litellm above all) and composes the
 home's config once; then it accepts connections on ``run/daemon.sock``. Each
-connection is checked (``SO_PEERCRED``: the same user, before a byte is read),
-then a forked child takes the client's stdin/stdout/stderr, working directory,
-environment and arguments and runs the ordinary CLI on them; the parent goes back
-to accepting. Forking a single-threaded process is safe, and the child shares the
-warm memory copy-on-write.
+connection is checked (``SO_PEERCRED``: the same user, before a byte is read; the
+same mount namespace, else the client runs the command itself), then a forked child
+takes the client's stdin/stdout/stderr, working directory, environment and arguments
+and runs the ordinary CLI on them; the parent goes back to accepting. Forking a
+single-threaded process is safe, and the child shares the warm memory copy-on-write.
 
 The server holds ``run/daemon.lock`` for its life (a second one exits at once),
 exits after ``runtime.idle_timeout`` seconds without commands, and steps aside for
@@ -114,7 +114,8 @@ class Server:
     def _accept(self, listener: socket.socket) -> None:
         conn, _ = listener.accept()
         with conn:
-            if peer_uid(conn) != os.getuid():  # checked before a byte is read
+            pid, uid = peer_credentials(conn)
+            if uid != os.getuid():  # checked before a byte is read
                 return
             conn.settimeout(10)
             try:
@@ -122,6 +123,9 @@ class Server:
             except (OSError, ValueError):
                 return
             try:
+                if hello is not None and not sees_the_same_files(pid, hello.get("cwd")):
+                    wire.send(conn, {"type": "elsewhere"})  # the client runs it in-process
+                    return
                 self._answer(conn, hello, fds, listener)
             finally:
                 for fd in fds:
@@ -167,11 +171,28 @@ class Server:
         (self.dir / STATUS_FILE).write_text(json.dumps(status) + "\n")
 
 
-def peer_uid(conn: socket.socket) -> int:
-    """The uid of the process at the other end (``SO_PEERCRED``)."""
+def peer_credentials(conn: socket.socket) -> tuple[int, int]:
+    """The pid (0 when it is in a pid namespace this server cannot see) and the uid of
+    the process at the other end (``SO_PEERCRED``)."""
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    return int(uid)
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
+
+
+def sees_the_same_files(pid: int, cwd: object) -> bool:
+    """Whether the client at ``pid`` shares this server's mount namespace (and so its
+    files). A client in another container on the same volume does not: its pid is not
+    visible here (another pid namespace), or its mount namespace differs (``unshare -m``,
+    ``--pid=host``); its commands must not act on this container's files."""
+    try:
+        ours = os.readlink("/proc/self/ns/mnt")
+    except OSError:  # no namespaces to compare (no /proc): the directory must still exist
+        return isinstance(cwd, str) and os.path.isdir(cwd)
+    try:
+        theirs = os.readlink(f"/proc/{pid}/ns/mnt") if pid > 0 else None
+    except OSError:
+        return False
+    return theirs == ours and isinstance(cwd, str) and os.path.isdir(cwd)
 
 
 def warm_up(home: Home, environ: dict[str, str]) -> float:
