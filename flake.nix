@@ -42,7 +42,8 @@
     {
       packages = forSystems systems (pkgs: { default = hermesFor pkgs; });
 
-      # On darwin only the package and the dev shell (the modules and checks are Linux's).
+      # On darwin only the package and the dev shell (the NixOS module and the checks are
+      # Linux's; the home-manager module works there too).
       apps = forSystems linux (pkgs: {
         default = {
           type = "app";

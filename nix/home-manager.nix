@@ -1,7 +1,9 @@
 # home-manager module: programs.hermes-agent — the same declarative profiles for one
 # user, rooted in ~/.hermes by default. Settings become the same read-only layer as
-# on NixOS; gateways run as systemd user services (Linux); homes and seed files
-# come from the user's systemd-tmpfiles.
+# on NixOS; gateways run as systemd user services and homes and seed files come from
+# the user's systemd-tmpfiles (Linux). home-manager has no systemd on darwin (its
+# modules refuse those options there): an activation step makes the homes instead,
+# and a gateway is refused with the fix.
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption types;
@@ -46,11 +48,25 @@ in
   };
 
   config = lib.mkIf cfg.enable {
-    assertions = hermesLib.assertionsOf { prefix = "programs.hermes-agent"; inherit (builtins) storeDir; } cfg;
+    assertions = hermesLib.assertionsOf { prefix = "programs.hermes-agent"; inherit (builtins) storeDir; } cfg
+      ++ hermesLib.stateDirAssertions {
+        prefix = "programs.hermes-agent";
+        inherit (cfg) stateDir;
+        suggestion = "${config.home.homeDirectory}/.hermes";
+        reserved.${config.home.homeDirectory} = "your home directory";
+      }
+      ++ lib.mapAttrsToList (name: _: {
+        assertion = pkgs.stdenv.isLinux;
+        message = "programs.hermes-agent.profiles.${name}.gateway.enable: gateways run as systemd user services, which home-manager has on Linux only; set it to false here (or to pkgs.stdenv.isLinux) and start `hermes -p ${name} gateway run` yourself.";
+      }) gatewayProfiles;
 
     home.packages = [ (hermesLib.mkWrapper { inherit pkgs cfg layer; }) ];
 
-    systemd.user.tmpfiles.rules = hermesLib.tmpfilesRules { inherit (cfg) stateDir; owner = "- -"; } cfg.profiles;
+    systemd.user.tmpfiles.rules = lib.mkIf pkgs.stdenv.isLinux
+      (hermesLib.tmpfilesRules { inherit (cfg) stateDir; owner = "- -"; } cfg.profiles);
+
+    home.activation.hermesAgentHomes = lib.mkIf (!pkgs.stdenv.isLinux)
+      (lib.hm.dag.entryAfter [ "writeBoundary" ] (hermesLib.homeLayoutScript cfg.stateDir cfg.profiles));
 
     systemd.user.services = lib.mkIf pkgs.stdenv.isLinux (lib.mapAttrs' (name: profile:
       lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles);

@@ -14,6 +14,21 @@ let
   apiServerDefaultPort = 8642; # conf/platforms/api_server.yaml
 
   storeHash = "[0-9a-df-np-sv-z]{32}-(.*)";
+
+  # Never a Hermes root: tmpfiles (or the darwin activation step) would make it mode
+  # 0700, and on NixOS the service user's.
+  systemDirectories = [
+    "/" "/bin" "/boot" "/dev" "/etc" "/home" "/lib" "/lib64" "/media" "/mnt" "/nix"
+    "/nix/store" "/nix/var" "/opt" "/proc" "/root" "/run" "/run/user" "/sbin" "/srv"
+    "/sys" "/tmp" "/usr" "/usr/local" "/var" "/var/cache" "/var/empty" "/var/lib"
+    "/var/log" "/var/spool" "/var/tmp"
+    # darwin
+    "/Applications" "/Library" "/System" "/Users" "/Volumes" "/private" "/private/var"
+  ];
+
+  # "/var//lib/", "/var/./lib" -> "/var/lib" (no ".." handling: asserted against).
+  normalizePath = path:
+    "/" + lib.concatStringsSep "/" (lib.filter (part: part != "" && part != ".") (lib.splitString "/" path));
 in
 rec {
   inherit apiServerDefaultPort;
@@ -188,11 +203,16 @@ rec {
     };
   };
 
-  /* The command line of a profile's gateway. */
-  gatewayCommand = package: name: profile: lib.escapeShellArgs ([
+  /* The command line of a profile's gateway, as systemd reads ExecStart=. */
+  gatewayCommand = package: name: profile: lib.concatMapStringsSep " " escapeSystemdExecArg ([
     "${packageWith package profile.extraPythonPackages}/bin/hermes"
     "-p" name "gateway" "run"
   ] ++ profile.gateway.extraArgs);
+
+  /* One word of an ExecStart= line: quoted as systemd unquotes it (C escapes), and
+     `%` (specifiers: %n is the unit's name, %2 makes the unit fail to load) and `$`
+     (environment variables) doubled so the argument arrives as written. */
+  escapeSystemdExecArg = arg: lib.replaceStrings [ "%" "$" ] [ "%%" "$$" ] (builtins.toJSON arg);
 
   /* The `hermes` an admin or user runs: the services' root and layer. With `runAs`,
      root switches to that user so the files it writes stay the services' own. */
@@ -209,26 +229,66 @@ rec {
       exec "$hermes" "$@"
     '');
 
-  /* systemd-tmpfiles lines: the root, every profile's home (a named profile must
-     exist for `-p`), and seed files — copied only while absent (C), then made the
-     owner's to edit (z; store files are 0444). `owner` is "user group" or "- -". */
-  tmpfilesRules = { stateDir, owner }: profiles:
+  /* What a root needs on disk: its directories ({ dir }), every profile's home (a
+     named profile must exist for `-p`) and seed files ({ target; source; }). */
+  homeLayout = stateDir: profiles:
     let
-      dir = path: "d ${path} 0700 ${owner} - -";
-      seed = target: source: lib.optionals (source != null) [
-        "C ${target} - - - - ${source}"
-        "z ${target} 0600 ${owner} - -"
-      ];
-      profileRules = name: p:
+      seed = target: source: lib.optional (source != null) { inherit target source; };
+      profileLayout = name: p:
         let home = homeOf stateDir name; in
-        [ (dir home) ]
-        ++ lib.optional (p.memories.memory != null || p.memories.user != null) (dir "${home}/memories")
+        [ { dir = home; } ]
+        ++ lib.optional (p.memories.memory != null || p.memories.user != null) { dir = "${home}/memories"; }
         ++ seed "${home}/SOUL.md" p.soul
         ++ seed "${home}/memories/MEMORY.md" p.memories.memory
         ++ seed "${home}/memories/USER.md" p.memories.user;
     in
-    [ (dir stateDir) (dir "${stateDir}/profiles") ]
-    ++ lib.concatLists (lib.mapAttrsToList profileRules profiles);
+    [ { dir = stateDir; } { dir = "${stateDir}/profiles"; } ]
+    ++ lib.concatLists (lib.mapAttrsToList profileLayout profiles);
+
+  /* The layout as systemd-tmpfiles lines: directories 0700, seeds copied only while
+     absent (C), then made the owner's to edit (z; store files are 0444). `owner` is
+     "user group" or "- -". */
+  tmpfilesRules = { stateDir, owner }: profiles:
+    lib.concatMap (entry:
+      if entry ? dir then [ "d ${entry.dir} 0700 ${owner} - -" ]
+      else [
+        "C ${entry.target} - - - - ${entry.source}"
+        "z ${entry.target} 0600 ${owner} - -"
+      ]) (homeLayout stateDir profiles);
+
+  /* The same as a home-manager activation step, where there is no systemd-tmpfiles
+     (darwin). `run` is home-manager's: it only prints on a dry run. */
+  homeLayoutScript = stateDir: profiles:
+    lib.concatMapStrings (entry:
+      let q = path: lib.escapeShellArg "${path}"; in
+      if entry ? dir then ''
+        run mkdir -p ${q entry.dir}
+        run chmod 0700 ${q entry.dir}
+      '' else ''
+        if [ ! -e ${q entry.target} ]; then
+          run cp ${q entry.source} ${q entry.target}
+          run chmod 0600 ${q entry.target}
+        fi
+      '') (homeLayout stateDir profiles);
+
+  /* A root that would take over a directory the system or the user needs, or is no
+     absolute path. `reserved`: more such directories, with what they are. */
+  stateDirAssertions = { prefix, stateDir, suggestion, owner ? null, reserved ? { } }:
+    let
+      taken = lib.genAttrs systemDirectories (_: "a system directory")
+        // lib.mapAttrs' (dir: lib.nameValuePair (normalizePath dir)) reserved;
+      normal = normalizePath stateDir;
+    in
+    [
+      {
+        assertion = lib.hasPrefix "/" stateDir && !lib.hasInfix "/../" "${stateDir}/";
+        message = "${prefix}.stateDir: ${stateDir} must be an absolute path without '..'.";
+      }
+      {
+        assertion = !taken ? ${normal};
+        message = "${prefix}.stateDir: ${stateDir} is ${taken.${normal}}, which Hermes would make mode 0700${lib.optionalString (owner != null) " and ${owner}'s"}; use a directory of its own, such as ${suggestion}.";
+      }
+    ];
 
   /* Every contradiction in a configuration of either module. */
   assertionsOf = { prefix, storeDir }: cfg:

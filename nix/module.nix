@@ -116,11 +116,13 @@ in
 
   config = lib.mkIf cfg.enable {
     assertions = hermesLib.assertionsOf { prefix = "services.hermes-agent"; inherit (builtins) storeDir; } cfg
+      ++ hermesLib.stateDirAssertions {
+        prefix = "services.hermes-agent";
+        inherit (cfg) stateDir;
+        suggestion = "/var/lib/hermes-agent";
+        owner = "the ${cfg.user} user";
+      }
       ++ [
-        {
-          assertion = lib.hasPrefix "/" cfg.stateDir && !lib.hasInfix "/../" "${cfg.stateDir}/";
-          message = "services.hermes-agent.stateDir: ${cfg.stateDir} must be an absolute path without '..'.";
-        }
         {
           assertion = gatewayProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);
           message = "services.hermes-agent.stateDir: ${cfg.stateDir} is hidden from the gateways by ProtectHome=true; use a directory under /var/lib.";

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -34,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 HARNESS = REPO / "tests" / "nix" / "eval-module.nix"
 LIB_ENV = "HERMES_TEST_NIXPKGS_LIB"
 NIX_INSTANTIATE = shutil.which("nix-instantiate")
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 SKIP_DIRS = {"node_modules", "__pycache__"}
 
 
@@ -63,8 +65,8 @@ def test_nix_file_parses(path: Path) -> None:
 # --- the NixOS module, evaluated with lib.evalModules --------------------------------
 
 
-@pytest.fixture(scope="module")
-def nixpkgs_lib() -> str:
+def locate_nixpkgs_lib() -> str:
+    """nixpkgs' lib for the evaluations, or a skip saying how to provide it."""
     if NIX_INSTANTIATE is None:
         pytest.skip("nix-instantiate is not installed (Debian: apt-get install nix-bin)")
     path = os.environ.get(LIB_ENV)
@@ -76,17 +78,29 @@ def nixpkgs_lib() -> str:
     return str(Path(path).resolve())
 
 
-def evaluate(nixpkgs_lib: str, configuration: str, target: str = "nixos") -> dict[str, Any]:
-    """The module's outcome for ``configuration`` (a module, in Nix syntax); ``target``
-    ``home-manager`` evaluates ``nix/home-manager.nix`` instead."""
-    expression = (f"import {json.dumps(str(HARNESS))} {{ nixpkgsLib = "
-                  f"{json.dumps(nixpkgs_lib)}; target = {json.dumps(target)}; "
-                  f"configuration = {configuration}; }}")
-    result = subprocess.run(
-        [str(NIX_INSTANTIATE), "--eval", "--strict", "--json", "--show-trace", "-E", expression],
-        capture_output=True, text=True, timeout=120)
+@pytest.fixture(scope="module")
+def nixpkgs_lib() -> str:
+    return locate_nixpkgs_lib()
+
+
+def evaluate_harness(name: str, args: str) -> Any:
+    """What ``tests/nix/<name>`` returns for ``args`` (Nix attribute bindings)."""
+    expression = f"import {json.dumps(str(REPO / 'tests/nix' / name))} {{ {args} }}"
+    result = subprocess.run([str(NIX_INSTANTIATE), "--eval", "--strict", "--json",
+                             "--show-trace", "-E", expression],
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def evaluate(nixpkgs_lib: str, configuration: str, target: str = "nixos",
+             darwin: bool = False) -> dict[str, Any]:
+    """The module's outcome for ``configuration`` (a module, in Nix syntax); ``target``
+    ``home-manager`` evaluates ``nix/home-manager.nix`` instead, on a Mac with
+    ``darwin``."""
+    return evaluate_harness(HARNESS.name, (
+        f"nixpkgsLib = {json.dumps(nixpkgs_lib)}; target = {json.dumps(target)}; "
+        f"darwin = {json.dumps(darwin)}; configuration = {configuration};"))
 
 
 def two_profiles(work_settings: str = "agent.max_iterations = 40;", extra: str = "") -> str:
@@ -120,6 +134,12 @@ def two_profiles(work_settings: str = "agent.max_iterations = 40;", extra: str =
         };
       };
     }""".replace("@EXTRA@", extra).replace("@WORK@", work_settings)
+
+
+def command_of(unit: dict[str, Any]) -> list[str]:
+    """The words of a unit's ExecStart (quoted as a shell quotes them, for plain words)."""
+    service = unit.get("serviceConfig") or unit["Service"]
+    return shlex.split(service["ExecStart"])
 
 
 HARDENING = {
@@ -157,11 +177,11 @@ def test_two_gateway_profiles_get_two_hardened_units(deployed: dict[str, Any]) -
             "hermes-agent", "hermes-agent/profiles", f"hermes-agent/profiles/{name}"]
         assert "ReadWritePaths" not in service
         assert unit["wantedBy"] == ["multi-user.target"]
-    binary, *args = units["hermes-agent-work"]["serviceConfig"]["ExecStart"].split(" ")
+    binary, *args = command_of(units["hermes-agent-work"])
     assert binary.startswith("/nix/store/") and binary.endswith("-hermes-runtime-0.1.0/bin/hermes")
     assert args == ["-p", "work", "gateway", "run"]
-    assert units["hermes-agent-research"]["serviceConfig"]["ExecStart"] == (
-        f"{binary} -p research gateway run 'gateway.shutdown_grace=5'")
+    assert command_of(units["hermes-agent-research"]) == [
+        binary, "-p", "research", "gateway", "run", "gateway.shutdown_grace=5"]
     assert deployed["users"]["hermes"]["isSystemUser"] is True
     assert deployed["groups"] == ["hermes"]
 
@@ -226,15 +246,16 @@ def test_extra_python_packages_reach_their_profile_and_the_admin(nixpkgs_lib: st
           { type = "derivation"; name = "hermes-plugin-notes"; outPath = "/nix/store/notes"; }
         ];"""))
     assert deployed["failedAssertions"] == []
-    research = deployed["units"]["hermes-agent-research"]["serviceConfig"]["ExecStart"]
-    work = deployed["units"]["hermes-agent-work"]["serviceConfig"]["ExecStart"]
-    assert research.split(" ")[0].endswith("-hermes-runtime-0.1.0-with-plugins/bin/hermes")
-    assert work.split(" ")[0].endswith("-hermes-runtime-0.1.0/bin/hermes")
+    research = command_of(deployed["units"]["hermes-agent-research"])
+    work = command_of(deployed["units"]["hermes-agent-work"])
+    assert research[0].endswith("-hermes-runtime-0.1.0-with-plugins/bin/hermes")
+    assert work[0].endswith("-hermes-runtime-0.1.0/bin/hermes")
     assert "-hermes-runtime-0.1.0-with-plugins/bin/hermes" in deployed["systemPackages"][0]["text"]
 
 
 def test_a_state_dir_outside_var_lib_is_made_writable(nixpkgs_lib: str) -> None:
     deployed = evaluate(nixpkgs_lib, two_profiles(extra='stateDir = "/srv/hermes";'))
+    assert deployed["failedAssertions"] == []  # under /srv, not /srv itself
     service = deployed["units"]["hermes-agent-work"]["serviceConfig"]
     assert service["ReadWritePaths"] == ["/srv/hermes"]
     assert "StateDirectory" not in service
@@ -296,6 +317,50 @@ def test_contradictions_fail_with_a_clear_message(nixpkgs_lib: str, case: str) -
     deployed = evaluate(nixpkgs_lib, two_profiles(extra=extra))
     assert len(deployed["failedAssertions"]) == 1, deployed["failedAssertions"]
     assert deployed["failedAssertions"][0].startswith(message)
+
+
+@pytest.mark.parametrize("state_dir",
+                         ["/", "/var/lib", "/var/lib/", "/etc", "/usr//", "/var/./lib"])
+def test_a_system_directory_is_refused_as_the_state_dir(nixpkgs_lib: str, state_dir: str) -> None:
+    """Its tmpfiles line (d <stateDir> 0700 hermes hermes) would take it over."""
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra=f"stateDir = {json.dumps(state_dir)};"))
+    assert deployed["failedAssertions"] == [
+        f"services.hermes-agent.stateDir: {state_dir} is a system directory, which Hermes "
+        "would make mode 0700 and the hermes user's; use a directory of its own, such as "
+        "/var/lib/hermes-agent."]
+
+
+# systemd expands %-specifiers (%2 is none: the unit does not load; %n is its name) and
+# ${VARIABLES} in ExecStart. In Nix: [ "x.path=/in%2Fbound" "x.text=%n for ${USER}" ].
+PERCENT_ARGS = ('profiles.research.gateway.extraArgs = lib.mkForce '
+                r'[ "x.path=/in%2Fbound" "x.text=%n for \${USER}" ];')
+
+
+def test_percent_and_dollar_in_extra_args_stay_literal(nixpkgs_lib: str) -> None:
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra=PERCENT_ARGS))
+    assert deployed["failedAssertions"] == []
+    binary = command_of(deployed["units"]["hermes-agent-work"])[0]
+    assert deployed["units"]["hermes-agent-research"]["serviceConfig"]["ExecStart"] == (
+        f'"{binary}" "-p" "research" "gateway" "run" "x.path=/in%%2Fbound" '
+        '"x.text=%%n for $${USER}"')
+
+
+@pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed")
+def test_a_gateway_unit_with_percent_in_its_arguments_loads(nixpkgs_lib: str,
+                                                            tmp_path: Path) -> None:
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra=PERCENT_ARGS))
+    unit = deployed["units"]["hermes-agent-research"]
+    # The store path does not exist here; systemd checks that the program does.
+    program = tmp_path / "hermes"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    exec_start = unit["serviceConfig"]["ExecStart"].replace(command_of(unit)[0], str(program))
+    unit_file = tmp_path / "hermes-agent-research.service"
+    unit_file.write_text(f"[Unit]\nDescription={unit['description']}\n\n"
+                         f"[Service]\nExecStart={exec_start}\n")
+    result = subprocess.run([str(SYSTEMD_ANALYZE), "verify", "--man=no", str(unit_file)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
 
 
 # --- the runtime side: a layer directory as the module renders it --------------------
@@ -371,26 +436,6 @@ def test_extra_plugin_directories_are_discovered(root: Path, tmp_path: Path,
     assert plain.container.plugins().discover() == ["local"]
 
 
-def test_the_home_manager_module_runs_user_gateways_on_the_same_layer(
-        nixpkgs_lib: str) -> None:
-    configuration = two_profiles().replace("services.hermes-agent", "programs.hermes-agent")
-    deployed = evaluate(nixpkgs_lib, configuration, target="home-manager")
-    assert deployed["failedAssertions"] == []
-    layer = deployed["layer"]["path"]
-    work = deployed["units"]["hermes-agent-work"]
-    assert work["Service"]["Environment"] == [f"HERMES_CONFIG_LAYERS={layer}",
-                                              "HERMES_HOME=/home/alice/.hermes/profiles/work"]
-    assert work["Service"]["EnvironmentFile"] == ["/run/agenix/hermes-work.env"]
-    assert work["Service"]["ExecStart"].endswith("/bin/hermes -p work gateway run")
-    assert work["Install"]["WantedBy"] == ["default.target"]
-    assert set(deployed["units"]) == {"hermes-agent-work", "hermes-agent-research"}
-    assert "d /home/alice/.hermes/profiles/work 0700 - - - -" in deployed["tmpfiles"]
-    assert "z /home/alice/.hermes/profiles/work/SOUL.md 0600 - - - -" in deployed["tmpfiles"]
-    (wrapper,) = deployed["packages"]
-    assert f"export HERMES_CONFIG_LAYERS={layer}\n" in wrapper["text"]
-    assert "runuser" not in wrapper["text"]
-
-
 # --- the package: uv2nix reads uv.lock -------------------------------------------------
 
 # The harnesses' arguments: (environment variable, the flake input it is a checkout of).
@@ -410,14 +455,6 @@ def flake_inputs(nixpkgs_lib: str, envs: dict[str, tuple[str, str]]) -> str:
                     "pinned revisions (the dev shell sets them)")
     sources["nixpkgsLib"] = nixpkgs_lib
     return " ".join(f"{arg} = {json.dumps(path)};" for arg, path in sources.items())
-
-
-def evaluate_harness(name: str, args: str) -> Any:
-    expression = f"import {json.dumps(str(REPO / 'tests/nix' / name))} {{ {args} }}"
-    result = subprocess.run([str(NIX_INSTANTIATE), "--eval", "--strict", "--json", "-E",
-                             expression], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_uv2nix_resolves_the_lock_the_package_is_built_from(nixpkgs_lib: str) -> None:

@@ -1,11 +1,12 @@
 # Evaluates nix/module.nix with nixpkgs' lib.evalModules, without nixpkgs itself:
 # minimal stand-ins declare the NixOS options the module sets (typed as NixOS types
 # them, so a misspelt attribute fails here too) and a tiny `pkgs` renders files as
-# attribute sets whose text the test can read (JSON is valid YAML).
+# attribute sets whose text the test can read (JSON is valid YAML). `darwin` evaluates
+# for a Mac, where home-manager refuses its systemd options (as its own modules do).
 # Used by tests/test_nix.py:
 #   nix-instantiate --eval --strict --json -E \
 #     'import tests/nix/eval-module.nix { nixpkgsLib = /path; configuration = { ... }; }'
-{ nixpkgsLib, configuration, target ? "nixos" }:
+{ nixpkgsLib, configuration, target ? "nixos", darwin ? false }:
 let
   lib = import (nixpkgsLib + "/lib");
   inherit (lib) mkOption types;
@@ -31,7 +32,7 @@ let
       type = jsonValue;
       generate = name: value: writeText name (builtins.toJSON value);
     };
-    stdenv.isLinux = true;
+    stdenv = { isLinux = !darwin; isDarwin = darwin; };
     coreutils = fake "coreutils" { };
     util-linux = fake "util-linux" { };
   };
@@ -79,12 +80,36 @@ let
     };
   };
 
-  # The same for nix/home-manager.nix.
-  homeManagerStandIns = {
+  # home-manager's lib.hm.dag: an activation step and what it comes after.
+  hmLib = lib.extend (_: _: {
+    hm.dag.entryAfter = after: data: { inherit after data; before = [ ]; };
+  });
+
+  # The same for nix/home-manager.nix, with home-manager's refusal of systemd options
+  # on other platforms than Linux (its modules assert this).
+  homeManagerStandIns = { config, ... }: {
+    config.assertions = lib.optionals (!pkgs.stdenv.isLinux) [
+      {
+        assertion = config.systemd.user.tmpfiles.rules == [ ];
+        message = "The module systemd.user.tmpfiles does not support your platform. It only supports Linux.";
+      }
+      {
+        assertion = config.systemd.user.services == { };
+        message = "The module systemd does not support your platform. It only supports Linux.";
+      }
+    ];
     options = {
       inherit (nixosStandIns.options) assertions;
       home.homeDirectory = mkOption { type = types.str; default = "/home/alice"; };
       home.packages = mkOption { type = types.listOf types.package; default = [ ]; };
+      home.activation = mkOption {
+        type = types.attrsOf (types.submodule {
+          options.data = mkOption { type = types.str; };
+          options.after = mkOption { type = types.listOf types.str; };
+          options.before = mkOption { type = types.listOf types.str; };
+        });
+        default = { };
+      };
       systemd.user.tmpfiles.rules = mkOption { type = types.listOf types.str; default = [ ]; };
       systemd.user.services = mkOption {
         type = types.attrsOf (types.submodule {
@@ -104,6 +129,7 @@ let
   };
 
   evaluated = lib.evalModules {
+    specialArgs.lib = if target == "nixos" then lib else hmLib;
     modules = [
       { _module.args.pkgs = pkgs; }
       configuration
@@ -131,6 +157,7 @@ if target != "nixos" then {
   inherit failedAssertions layer;
   units = config.systemd.user.services;
   tmpfiles = config.systemd.user.tmpfiles.rules;
+  activation = config.home.activation;
   packages = map (p: { inherit (p) name; text = p.text or null; }) config.home.packages;
 } else {
   inherit failedAssertions layer;
