@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.errors import ProfileError
+from hermes.fsutil import private_dir
 
 DEFAULT_PROFILE = "default"
 PROFILES_DIR = "profiles"
@@ -123,7 +124,7 @@ class Home:
 
     def ensure(self) -> Home:
         """Create the home's directories (0700) if missing; return self."""
-        self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.path)
         for sub in (self.memories_dir, self.skills_dir, self.logs_dir):
             sub.mkdir(mode=0o700, exist_ok=True)
         return self

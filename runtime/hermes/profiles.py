@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.errors import ProfileError, did_you_mean, one_of
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.home import (
     ACTIVE_FILE,
     DEFAULT_PROFILE,
@@ -140,7 +140,7 @@ class ProfileManager:
     def locked(self) -> Iterator[None]:
         from filelock import FileLock
 
-        self.profiles_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.profiles_dir)
         with FileLock(str(self.profiles_dir / ".lock"), timeout=30):
             yield
 
@@ -205,7 +205,7 @@ class ProfileManager:
     def switch(self, name: str) -> Home:
         """Make ``name`` the sticky active profile; ``default`` clears it."""
         home = self.home(name)
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.root)
         if name == DEFAULT_PROFILE:
             (self.root / ACTIVE_FILE).unlink(missing_ok=True)
         else:
@@ -228,7 +228,7 @@ class ProfileManager:
             trash = self.profiles_dir / f".trash-{name}-{os.getpid()}-{time.time_ns()}"
             os.rename(home.path, trash)
             tomb = tombstone_path(self.root, name)
-            tomb.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(tomb.parent)
             atomic_write(tomb, time.strftime("%Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
             if read_active(self.root) == name:
                 (self.root / ACTIVE_FILE).unlink(missing_ok=True)

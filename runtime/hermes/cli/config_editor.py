@@ -75,9 +75,9 @@ def _offer_reopen(problem: ConfigError) -> bool:
 
 
 def _save(home: Home, text: str) -> None:
-    from hermes.fsutil import atomic_write
+    from hermes.fsutil import atomic_write, private_dir
 
-    home.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(home.path)
     atomic_write(home.config_file, text, mode=0o600)
 
 

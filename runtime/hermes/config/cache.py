@@ -18,7 +18,7 @@ from typing import Any
 
 from hermes import __version__
 from hermes.config.sources import Sources
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 
 KEEP = 16
@@ -60,7 +60,7 @@ class ComposeCache:
         if json.loads(text) != raw:
             return  # not representable in JSON (e.g. non-string keys): compose each time
         try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.directory)
             atomic_write(self.directory / f"{key}.json", text, mode=0o600)
             self._prune()
         except OSError:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes.errors import ConfigError
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 
 _SPACE = r"[^\S\r\n]"
 _LINE = re.compile(
@@ -144,7 +144,7 @@ def read_text(path: Path) -> str:
 def set_secret(path: Path, name: str, value: str) -> list[str]:
     """Set ``name`` in the ``.env`` at ``path`` (atomic, 0600); notes about the file."""
     edit = set_in_text(read_text(path), name, value)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     atomic_write(path, edit.text, mode=0o600)
     return unparsed_notes(path, edit.unparsed)
 

@@ -20,7 +20,7 @@ from hermes.config.values import parse_for_key
 from hermes.config.yaml_comments import remove_entry, set_entry
 from hermes.credentials import is_secret_name
 from hermes.errors import ConfigError, MissingValueError
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 
 __all__ = ["Edit", "dump_roundtrip", "load_roundtrip", "missing_values", "remove_choice",
@@ -158,7 +158,7 @@ def remove_choice(doc: Any, group: str) -> bool:
 def _validate_and_write(home: Home, doc: Any, environ: Mapping[str, str]) -> None:
     text = dump_roundtrip(doc)
     missing_values(home, environ, profile_text=text)
-    home.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(home.path)
     atomic_write(home.config_file, text, mode=0o600)
 
 

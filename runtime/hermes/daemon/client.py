@@ -109,7 +109,9 @@ def start_server(home: Home, environ: Mapping[str, str]) -> Any:
     """``hermes daemon serve`` for ``home``, detached, its output in ``logs/daemon.log``."""
     import subprocess  # only when a server must be started: the common path skips it
 
-    home.logs_dir.mkdir(parents=True, exist_ok=True)
+    from hermes.fsutil import private_dir
+
+    private_dir(home.logs_dir)
     log = os.open(home.logs_dir / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(

@@ -30,6 +30,7 @@ from typing import Any
 
 from hermes import __version__
 from hermes.daemon import wire
+from hermes.fsutil import private_dir
 from hermes.home import Home
 
 LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
@@ -51,7 +52,7 @@ class Server:
 
     def take_lock(self) -> bool:
         """False when another server already serves this home."""
-        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.dir)
         os.chmod(self.dir, 0o700)
         self._lock_fd = os.open(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:

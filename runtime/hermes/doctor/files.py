@@ -13,10 +13,7 @@ def check_home(home: Home) -> list[Check]:
     if not home.path.exists():
         return [Check("home", "warn", f"{home.path} does not exist yet",
                       "it is created on first use, or `hermes profile create NAME`")]
-    mode = file_mode(home.path)
-    checks = [Check("home permissions", "fail" if mode & 0o022 else "ok",
-                    f"{home.path} is {oct(mode)}", f"chmod 700 {home.path}" if mode & 0o022
-                    else "")]
+    checks = [_directory_permissions(home)]
     for secret_file in (home.env_file, home.sessions_db):
         if secret_file.exists():
             mode = file_mode(secret_file)
@@ -29,6 +26,20 @@ def check_home(home: Home) -> list[Check]:
                         f"mkdir -p {' '.join(str(home.path / m) for m in missing)}"
                         if missing else ""))
     return checks
+
+
+def _directory_permissions(home: Home) -> Check:
+    """The root, the home and the directories in it are 0700: others may not even list
+    them (writable by others is a failure, readable a warning)."""
+    directories = [home.root, home.path] if home.root != home.path else [home.path]
+    directories += sorted(p for p in home.path.iterdir() if p.is_dir() and not p.is_symlink())
+    opened = [d for d in directories if file_mode(d) & 0o077]
+    if not opened:
+        return Check("home permissions", "ok", f"{home.path} and its directories are 0700")
+    writable = any(file_mode(d) & 0o022 for d in opened)
+    detail = ", ".join(f"{d} is {oct(file_mode(d))}" for d in opened)
+    return Check("home permissions", "fail" if writable else "warn",
+                 f"others can enter {detail}", "chmod 700 " + " ".join(map(str, opened)))
 
 
 def check_state_db(home: Home) -> list[Check]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hermes.environments.base import BackgroundProcess
 from hermes.environments.streams import DRAIN_SECONDS
+from hermes.fsutil import private_dir
 
 PID_WAIT = 10.0
 """Seconds the first output line (the command's process group) may take to arrive."""
@@ -25,7 +26,7 @@ class StreamedProcess(BackgroundProcess):
         self._kill = kill
         self._started = threading.Event()
         self._done = threading.Event()
-        log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(log_path.parent)
         log_path.touch()
         threading.Thread(target=self._copy, args=(chunks,), daemon=True).start()
         self._started.wait(PID_WAIT)

@@ -22,7 +22,7 @@ from typing import Any
 from hermes.errors import UserError
 from hermes.experiments.arms import Arm
 from hermes.experiments.tasks import Task, parse_task_line
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 
 DIRECTORY = "experiments"
@@ -102,7 +102,7 @@ def create_experiment(home: Home, arms: list[tuple[Arm, str]], tasks: list[Task]
     from hermes.experiments.tasks import dump_tasks
 
     parent = experiments_dir(home)
-    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(parent)
     experiment_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
     staging = Path(tempfile.mkdtemp(dir=parent, prefix=".new-"))
     try:

@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 
+from hermes.fsutil import private_dir
 from hermes.home import Home
 from hermes.tools.redact import build_redactor
 
@@ -46,7 +47,7 @@ def gateway_logger(home: Home, environ: Mapping[str, str]) -> logging.Logger:
     logger.setLevel(logging.INFO)
     logger.propagate = False
     if not logger.handlers:
-        home.logs_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(home.logs_dir)
         path = home.logs_dir / "gateway.log"
         handler = _PrivateRotatingFile(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
                                        encoding="utf-8")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.errors import ToolError
+from hermes.fsutil import private_dir
 from hermes.memory.base import ExternalProvider
 from hermes.memory.facttools import fact_tools
 from hermes.memory.scan import scan_text
@@ -110,7 +111,7 @@ class FactStore(ExternalProvider):
 
     def initialize(self) -> None:
         """Create the database (0600) and its schema; safe to repeat."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(self.path, 0o600)
         with self._connect() as conn:

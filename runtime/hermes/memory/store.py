@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 from filelock import FileLock, Timeout
 
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.memory.edits import (
     ENTRY_DELIMITER,
     FILES,
@@ -126,7 +126,7 @@ class EntryStore:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)
         lock = FileLock(self.directory / LOCK_NAME, timeout=self.lock_timeout, mode=0o600)
         with self._thread_lock:
             try:

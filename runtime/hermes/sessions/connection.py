@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from hermes.fsutil import private_dir
 from hermes.sessions.errors import SessionStoreBusy
 
 T = TypeVar("T")
@@ -111,7 +112,7 @@ def restrict_permissions(path: Path) -> None:
 
 def connect(path: Path, *, vfs: str | None = None) -> tuple[sqlite3.Connection, str]:
     """Open ``path`` (created 0600) with the store's pragmas; return it and its journal mode."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     uri = "file:" + quote(str(path)) + (f"?vfs={quote(vfs)}" if vfs else "")
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.tools.context import ApprovalRequest, ToolContext
 from hermes.tools.danger import Danger, Whereabouts, detect_dangers
 
@@ -151,7 +151,7 @@ def _audit(ctx: ToolContext, request: ApprovalRequest, decision: str, by: str, w
               "command": request.command, "reason": ctx.redact(why)}
     path = ctx.home.path / "logs" / AUDIT_FILE
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")

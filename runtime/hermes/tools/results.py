@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes.fsutil import private_dir
+
 # Room left in a capped result for the fields around the preview.
 ENVELOPE_CHARS = 400
 
@@ -76,7 +78,7 @@ def cap_result(content: str, limit: int, spill_dir: Path | None, tool: str) -> C
         note = "the result was cut; no spill directory is configured, so the rest is lost"
         return CappedResult(_fit(text, limit, lambda preview: ok(
             truncated=True, total_chars=len(content), preview=preview, note=note)))
-    spill_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(spill_dir)
     path = spill_dir / f"{tool}-{uuid.uuid4().hex[:12]}.txt"
     path.write_text(text, encoding="utf-8")
     note = "the full result is in full_result_path; read it with read_file (offset, limit)"
