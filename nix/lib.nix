@@ -10,7 +10,7 @@ let
   namePattern = "[a-z0-9][a-z0-9_-]{0,63}";
   reservedNames = [ "default" "hermes" "profiles" "profile" "root" "active" "current" "all" "none" "self" ];
   # runtime/hermes/credentials.py: keys whose values are secrets.
-  secretKeyPattern = "(.*_)?(api_key|token|secret|password)";
+  secretKeyPattern = "(.*_)?(token|secret|password|passwd|pass|credentials)|(.*_)?(api|private|access|secret|signing)_key|key";
   apiServerDefaultPort = 8642; # conf/platforms/api_server.yaml
 
   storeHash = "[0-9a-df-np-sv-z]{32}-(.*)";

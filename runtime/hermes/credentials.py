@@ -15,20 +15,42 @@ from typing import Any
 
 from hermes.fsutil import atomic_write
 
-SECRET_NAME = re.compile(r".*_(API_KEY|TOKEN|SECRET)$", re.IGNORECASE)
-# Config keys whose values are secrets even when written literally.
-SECRET_KEY = re.compile(r"(^|_)(api_key|token|secret|password)$", re.IGNORECASE)
+# The one rule for which names hold secrets: an environment-style name ending in one of
+# these words. It routes `hermes config set NAME` to .env, picks the environment variables
+# the redactor scrubs, and the secrets doctor compares between .env and the environment.
+SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "pass", "credentials")
+_WORDS = "|".join(SECRET_WORDS)
+SECRET_NAME = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*_(?:{_WORDS})", re.IGNORECASE)
+# Config keys whose values are secrets even when written literally (``api_key``, ``token``,
+# ``password``); of the ``*_key`` ones only those naming a credential (``requires_key`` is
+# a switch). nix/lib.nix mirrors it to refuse literal secrets in a system layer.
+SECRET_KEY = re.compile(r"(?:^|_)(?:token|secret|password|passwd|pass|credentials)$"
+                        r"|(?:^|_)(?:api|private|access|secret|signing)_key$|^key$",
+                        re.IGNORECASE)
+SECRET_NAMES_ENV = "HERMES_SECRET_NAMES"
+"""Comma-separated names of environment variables holding secrets whatever their names:
+the image's entrypoint lists there the variables it loaded from ``NAME_FILE`` files."""
 REDACTED = "<redacted>"
 
 
 def is_secret_name(name: str) -> bool:
-    """True for names like ``OPENAI_API_KEY``, ``TELEGRAM_BOT_TOKEN``, ``X_SECRET``."""
+    """True for environment-style names ending in ``_KEY``, ``_TOKEN``, ``_SECRET``,
+    ``_PASSWORD``, ``_PASSWD``, ``_PASS`` or ``_CREDENTIALS`` (``OPENAI_API_KEY``,
+    ``API_SERVER_KEY``, ``DB_PASSWORD``...): these live in ``.env``, never in config."""
     return bool(SECRET_NAME.fullmatch(name))
 
 
 def is_secret_key(key: str) -> bool:
-    """True for config keys that hold secrets (``api_key``, ``bot_token``...)."""
+    """True for config keys that hold secrets (``api_key``, ``bot_token``, ``password``...)."""
     return bool(SECRET_KEY.search(key.rsplit(".", 1)[-1]))
+
+
+def environment_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """The process environment's secrets: secret-shaped names, and the names listed in
+    ``HERMES_SECRET_NAMES`` (values loaded from ``NAME_FILE`` files by the image)."""
+    listed = {n.strip() for n in environ.get(SECRET_NAMES_ENV, "").split(",") if n.strip()}
+    return {name: value for name, value in environ.items()
+            if value and (name in listed or is_secret_name(name))}
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -3,8 +3,9 @@
 ``set``/``unset`` load the file with ruamel.yaml's round-trip loader, change
 one key (moving the comments around it so none is lost, see
 ``yaml_comments``), validate the result by composing it, and only then
-replace the file atomically. Secret-shaped keys (``*_API_KEY``, ``*_TOKEN``,
-``*_SECRET``) go to ``.env`` (0600) instead, edited in place.
+replace the file atomically. Secret-shaped names (``*_KEY``, ``*_TOKEN``, ``*_SECRET``,
+``*_PASSWORD``...: ``credentials.is_secret_name``) go to ``.env`` (0600) instead, edited
+in place.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Scrub secrets from text before a model, a log or a user sees it.
 
-Two layers: the exact values this home knows are secret (its ``.env`` and
-secret-shaped environment variables such as ``*_API_KEY``), and the shapes of
+Two layers: the exact values this home knows are secret (its ``.env``, secret-shaped
+environment variables such as ``*_KEY`` or ``*_PASSWORD``, and the variables the image
+loaded from ``*_FILE`` files, named in ``HERMES_SECRET_NAMES``), and the shapes of
 common credentials (OpenAI-style ``sk-`` keys, GitHub and Slack tokens, AWS
 access key ids, PEM private keys) whoever they belong to. The agent loop and
 the logger use the same ``Redactor`` as the tools.
@@ -14,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from hermes.credentials import REDACTED, is_secret_name, read_env_file
+from hermes.credentials import REDACTED, environment_secrets, read_env_file
 
 # Shorter values would scrub ordinary words and numbers out of every output.
 MIN_SECRET_CHARS = 6
@@ -45,9 +46,9 @@ class Redactor:
 
 
 def secret_values(env_file: Path, environ: Mapping[str, str]) -> list[str]:
-    """Every value in the home's ``.env`` plus secret-shaped environment variables."""
+    """Every value in the home's ``.env`` plus the environment's secrets."""
     found = {value for value in read_env_file(env_file).values() if value}
-    found |= {value for name, value in environ.items() if value and is_secret_name(name)}
+    found |= set(environment_secrets(environ).values())
     return sorted(v for v in found if len(v) >= MIN_SECRET_CHARS)
 
 

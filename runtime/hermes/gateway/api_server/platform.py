@@ -193,7 +193,7 @@ def _check_key(name: str, host: str, key: str | None) -> None:
     where = f"platforms.enabled.{name}"
     if not key:
         raise ConfigError(f"bound to {host} beyond loopback without a key — set one with "
-                          "`hermes config set API_SERVER_KEY <16+ random characters>`",
+                          "`hermes config set API_SERVER_KEY \"$(openssl rand -hex 24)\"`",
                           key=f"{where}.token")
     if len(key) < MIN_KEY_CHARS or any(p in key.lower() for p in PLACEHOLDERS):
         raise ConfigError(f"the API key is too short or a placeholder (bound to {host}) — "
