@@ -3,6 +3,7 @@ resume, and ``hermes prompt show`` through the real CLI."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -57,7 +58,8 @@ def make_runtime(root: Path, environ: dict[str, str], work: Path, *overrides: st
 def write_skill(root: Path, name: str, description: str) -> None:
     skill = root / "skills" / name
     skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(f"# {description}\n\nSteps...\n")
+    (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(description)}"
+                                    "\n---\n\nSteps...\n")
 
 
 def new_prompt(runtime, source: str = "cli") -> tuple[str, str]:
@@ -125,7 +127,7 @@ def test_skills_index_lists_each_skill_with_its_description(
     with make_runtime(root, environ, work) as runtime:
         _, prompt = new_prompt(runtime)
     assert "- release: Cut a release and publish the notes\n- triage: Sort new issues" in prompt
-    assert str(root / "skills") in prompt  # where the full instructions are
+    assert "skill_view(name)" in prompt  # how to load the full instructions
 
 
 @pytest.fixture

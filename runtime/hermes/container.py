@@ -33,13 +33,16 @@ from hermes.memory.service import no_memory
 from hermes.models.litellm_client import LiteLLMClient
 from hermes.plugins.manager import PluginManager
 from hermes.sessions.store import open_session_store
-from hermes.skills.store import SkillsStore
+from hermes.skills.store import SkillsStore, skills_store
+from hermes.skills.tools import skill_tools
 from hermes.tools.registry import build_tool_registry
 
 
-def _tool_specs_of(*services: MemoryProvider) -> list[Any]:
-    """Tools that services contribute (``tool_specs()``), e.g. the memory tool."""
-    return [spec for service in services for spec in service.tool_specs()]
+def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
+                   environ: Mapping[str, str]) -> list[Any]:
+    """Tools that services contribute: the memory service's (``tool_specs()``) and the
+    skill tools over the skills store."""
+    return [*memory.tool_specs(), *skill_tools(skills, environ=environ)]
 
 
 class RuntimeContainer(containers.DeclarativeContainer):
@@ -68,12 +71,15 @@ class RuntimeContainer(containers.DeclarativeContainer):
     )
     """MEMORY.md/USER.md (``builtin``) or nothing (``none``), plus ``memory.providers``."""
 
+    skills = providers.Singleton(skills_store, home=home, settings=settings.provided.skills)
+    """The home's skills, ``skills.directories`` and the bundled ones (``skills.*``)."""
+
     tools = providers.Singleton(
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
-        specs=providers.Callable(_tool_specs_of, memory),
+        specs=providers.Callable(_tool_specs_of, memory, skills, environ),
     )
 
     _env_settings = settings.provided.environment
@@ -92,7 +98,6 @@ class RuntimeContainer(containers.DeclarativeContainer):
         ),
     )
 
-    skills = providers.Singleton(SkillsStore, directory=home.provided.skills_dir)
     plugins = providers.Singleton(
         PluginManager, directory=home.provided.plugins_dir,
         extra=settings.provided.plugins.directories,

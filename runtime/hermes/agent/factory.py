@@ -20,6 +20,7 @@ from hermes.home import Home
 from hermes.memory.base import MemoryProvider
 from hermes.models.base import ModelClient
 from hermes.sessions.store import SessionStore
+from hermes.skills.index import skills_inputs
 from hermes.skills.store import SkillsStore
 from hermes.tools.context import ApprovalCallback, ClarifyCallback, ToolContext
 from hermes.tools.registry import ToolRegistry
@@ -91,7 +92,7 @@ class AgentFactory:
         d = self.deps
         environment_cwd = getattr(d.environment, "cwd", None)
         return build_system_prompt(PromptInputs(
-            home=d.home, memory=d.memory, skills=d.skills.list(),
+            home=d.home, memory=d.memory, **skills_inputs(d.skills, d.tools),
             cwd=working_directory(d.environment.kind, environment_cwd), session_id=session_id,
             has_tools=bool(d.tools.names()), personality=d.settings.personality,
             platform=platform))

@@ -8,7 +8,8 @@ Sections, always in this order; empty ones are left out:
 4. ``memory_providers`` — blocks of external memory providers (``system_blocks()``,
    asked only of a memory service that has it);
 5. ``memory`` — the frozen ``MEMORY.md`` / ``USER.md`` snapshot (``snapshot()``);
-6. ``skills`` — an index of the skills store, when it holds any;
+6. ``skills`` — an index of the skills (``skills/index.py``: grouped by category, capped),
+   when the model can load them;
 7. ``context_files`` — ``.hermes.md`` / ``AGENTS.md`` / ``CLAUDE.md`` (``context_files``);
 8. ``session`` — the date and the session id;
 9. ``platform`` — a hint for where the conversation happens.
@@ -21,14 +22,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from hermes.agent import context_files
 from hermes.home import Home
-from hermes.skills.store import Skill
+from hermes.skills.index import render_index
+from hermes.skills.model import Skill
+from hermes.skills.state import SkillRecord
 
 DEFAULT_IDENTITY = (
     "You are Hermes, a capable assistant that uses tools to get real work done. "
@@ -39,8 +42,6 @@ TOOL_GUIDANCE = (
     "report success, and prefer small verifiable steps. When you are done, answer "
     "without calling a tool."
 )
-SKILLS_HEADER = "# Skills"
-SKILL_DESCRIPTION_MAX_CHARS = 160
 CHARS_PER_TOKEN = 4
 """A rough, model-independent estimate (the same as ``agent/tokens.py``'s), good enough
 to compare section sizes."""
@@ -82,7 +83,8 @@ class PromptInputs:
     home: Home
     memory: MemorySource
     skills: Sequence[Skill]
-    """The skills store's listing (``SkillsStore.list()``)."""
+    """The skills store's listing (``SkillsStore.list()``); empty when the model has no
+    ``skill_view`` to load them."""
     cwd: Path
     """Where context-file discovery starts (``context_files.working_directory``)."""
     session_id: str
@@ -92,6 +94,10 @@ class PromptInputs:
     """The session's source: ``cli``, ``cron``, ``telegram``, ..."""
     now: float | None = None
     """The session's start time (epoch seconds); now when ``None``."""
+    skills_index_max_chars: int = 6000
+    """Cap of the skills index (``skills.index_max_chars``)."""
+    skill_records: Mapping[str, SkillRecord] | None = None
+    """Use counts: the most used skills stay in a capped index."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -148,23 +154,7 @@ def _memory_snapshot(inputs: PromptInputs) -> str:
 
 
 def _skills_index(inputs: PromptInputs) -> str:
-    if not inputs.skills:
-        return ""
-    where = inputs.home.skills_dir / "<name>" / "SKILL.md"
-    lines = [SKILLS_HEADER,
-             f"Procedures saved from earlier work. Before a task that matches one, read its "
-             f"instructions ({where}) and follow them."]
-    for skill in inputs.skills:
-        description = _one_line(skill.description)
-        lines.append(f"- {skill.name}: {description}" if description else f"- {skill.name}")
-    return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    if len(line) <= SKILL_DESCRIPTION_MAX_CHARS:
-        return line
-    return line[:SKILL_DESCRIPTION_MAX_CHARS - 1] + "…"
+    return render_index(inputs.skills, inputs.skills_index_max_chars, inputs.skill_records)
 
 
 def _context_files(inputs: PromptInputs) -> str:

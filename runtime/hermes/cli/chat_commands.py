@@ -1,4 +1,5 @@
-"""Slash commands of the interactive chat."""
+"""Slash commands of the interactive chat; any other ``/<name>`` that names a skill loads
+the skill into the turn (``skills/commands.py``)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,21 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
     elif name == "retry":
         return agent, _retry(agent)
     else:
-        _say(f"unknown command /{name}; /help lists them")
+        return agent, _skill(text, factory)
     return agent, None
+
+
+def _skill(text: str, factory: AgentFactory) -> str | None:
+    """``/<skill> [request]``: the turn that carries the skill, or None if no such skill."""
+    from hermes.skills.commands import skill_turn
+
+    turn = skill_turn(factory.deps.skills, text)
+    if turn is None:
+        _say(f"unknown command {text.split()[0]}; /help lists them "
+             "(and `hermes skills list` the skills)")
+        return None
+    _say(f"loaded skill {turn.skill.name}")
+    return turn.message
 
 
 def _say(text: str) -> None:

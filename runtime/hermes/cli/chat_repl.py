@@ -24,6 +24,7 @@ HELP = """Commands:
   /usage          tokens and cost of this session
   /retry          send your last message again
   /undo           forget the last exchange
+  /<skill> [ask]  load a skill into this turn (hermes skills list)
   /help           this help
   /exit           leave (Ctrl-D works too)
 Enter sends; Esc then Enter (or Alt-Enter) inserts a newline. Ctrl-C interrupts the agent."""

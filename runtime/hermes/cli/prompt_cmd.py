@@ -20,6 +20,7 @@ from hermes.agent.prompt import (
     render,
 )
 from hermes.cli.app import new_app, out, state
+from hermes.skills.index import skills_inputs
 
 app = new_app("Inspect the system prompt that new sessions of this profile get.")
 
@@ -63,7 +64,8 @@ def _sections(ctx: typer.Context, overrides: list[str], platform: str) -> list[P
     try:
         container = runtime.container
         inputs = PromptInputs(
-            home=home, memory=container.memory(), skills=container.skills().list(),
+            home=home, memory=container.memory(),
+            **skills_inputs(container.skills(), container.tools()),
             cwd=working_directory(settings.environment.kind, settings.environment.cwd),
             session_id=PLACEHOLDER_SESSION_ID, has_tools=bool(container.tools().names()),
             personality=settings.agent.personality, platform=platform)

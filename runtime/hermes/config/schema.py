@@ -320,6 +320,22 @@ class PluginsConfig(Section):
     NixOS module's ``extraPlugins`` renders."""
 
 
+class SkillsConfig(Section):
+    """Where skills come from besides the home's own ``skills/``, and how the system
+    prompt lists them."""
+
+    directories: list[NonBlank] = Field(default_factory=list)
+    """More directories shaped like ``$HERMES_HOME/skills/`` (``<name>/SKILL.md`` or
+    ``<category>/<name>/SKILL.md``), read-only, searched after the home's and before the
+    bundled skills; e.g. what the NixOS module's ``extraSkills`` renders."""
+    bundled: bool = True
+    """Offer the skills shipped with Hermes (read-only; a home skill of the same name
+    takes precedence)."""
+    index_max_chars: int = Field(6000, ge=0)
+    """Cap of the skills index in the system prompt (names and one-line descriptions);
+    what does not fit is counted, and ``skills_list`` shows it."""
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -348,6 +364,8 @@ class HermesConfig(Section):
     """The warm server behind the CLI."""
     plugins: PluginsConfig = PluginsConfig()
     """Where plugins are found."""
+    skills: SkillsConfig = SkillsConfig()
+    """Where skills are found and how the prompt lists them."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
 

@@ -3,7 +3,8 @@
 A message for a chat whose turn is still running waits in that chat's queue and
 runs next, in order. Slash commands work from any platform: ``/new`` and
 ``/reset`` start a fresh session, ``/model`` shows the model, ``/usage`` the
-session's tokens and cost, ``/stop`` interrupts the running turn, ``/help``.
+session's tokens and cost, ``/stop`` interrupts the running turn, ``/help``; any
+other ``/<name> [request]`` that names a skill runs as a turn carrying the skill.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
+from dataclasses import replace
 from typing import Any
 
 from hermes.agent.factory import Interaction
@@ -21,7 +23,8 @@ from hermes.gateway.service import ProfileService
 
 HELP = ("/new or /reset — start a new conversation\n/model — the model answering\n"
         "/usage — tokens and cost of this conversation\n/stop — interrupt the running "
-        "turn\n/help — this list")
+        "turn\n/<skill> [request] — load a skill into the turn\n/help — this list")
+COMMANDS = frozenset({"new", "reset", "model", "usage", "stop", "help"})
 SESSIONS_FILE = "gateway_sessions.json"
 
 
@@ -47,8 +50,12 @@ class SessionRouter:
         """Take one message (called by adapters); answers arrive through ``send``."""
         text = event.text.strip()
         if text.startswith("/"):
-            await self._reply(event.source, self._command(event.source, text))
-            return
+            turn = None if _command_name(text) in COMMANDS else \
+                await asyncio.to_thread(self.service.skill_turn, text)
+            if turn is None:
+                await self._reply(event.source, self._command(event.source, text))
+                return
+            event = replace(event, text=turn.message)
         if self.service.draining:
             await self._reply(event.source, "(shutting down — send it again in a moment)")
             return
@@ -83,7 +90,7 @@ class SessionRouter:
         return agent
 
     def _command(self, source: MessageSource, text: str) -> str:
-        name = text[1:].split(maxsplit=1)[0].lower() if len(text) > 1 else ""
+        name = _command_name(text)
         key = source.session_key
         if name in ("new", "reset"):
             self._sessions.pop(key, None)
@@ -126,6 +133,10 @@ class SessionRouter:
         for agent in list(self._running.values()):
             agent.interrupt()
         return len(self._running)
+
+
+def _command_name(text: str) -> str:
+    return text[1:].split(maxsplit=1)[0].lower() if len(text.strip()) > 1 else ""
 
 
 def _load(path: Any) -> dict[str, str]:

@@ -17,6 +17,7 @@ from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
 from hermes.home import Home
 from hermes.sessions.errors import SessionNotFound
+from hermes.skills.commands import SkillTurn, skill_turn
 
 
 class Busy(Exception):
@@ -78,6 +79,15 @@ class ProfileService:
             return self.factory.resume(session_id, how)
         return self.factory.new_session(how, session_id=session_id, history=history,
                                         instructions=instructions)
+
+    def skill_turn(self, text: str) -> SkillTurn | None:
+        """``/<skill> [request]`` as the turn that carries the skill, else None."""
+        return skill_turn(self.runtime.container.skills(), text)
+
+    def expand(self, text: str) -> str:
+        """The text a turn runs: a skill command expanded, anything else as it is."""
+        turn = self.skill_turn(text)
+        return turn.message if turn is not None else text
 
     def run(self, agent: Agent, text: str) -> TurnResult:
         """One turn, blocking (call it from a worker thread)."""

@@ -1,0 +1,7 @@
+"""Skills: procedures the agent keeps and loads on demand (agentskills.io ``SKILL.md``).
+
+``store.SkillsStore`` is the API: sources, listing, use counts, pins, archive and
+validated, scanned, recorded writes. ``tools`` gives the model ``skills_list``,
+``skill_view`` and ``skill_manage``; ``index`` renders the system prompt's index;
+``commands`` turns ``/<name> [args]`` into a turn that carries the skill.
+"""

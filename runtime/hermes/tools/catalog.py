@@ -21,7 +21,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("session_search",)),
     ToolsetSpec("memory", "Notes about the user and the work (memory.backend, memory.providers).",
                 tools=("memory", "fact_remember", "fact_recall", "fact_forget")),
-    ToolsetSpec("skills", "Procedures the agent keeps in skills/ (no tools of its own yet)."),
+    ToolsetSpec("skills", "Skills: list, load and write reusable procedures (SKILL.md).",
+                tools=("skills_list", "skill_view", "skill_manage")),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )

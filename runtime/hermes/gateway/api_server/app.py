@@ -5,7 +5,8 @@ the ``model`` of a request picks the profile. The agent runs its whole loop,
 tools included, for every request. Conversations continue through the
 ``X-Hermes-Session-Id`` header (answered on every response); without it each
 request is a new session whose history is the client's messages. A client's
-``system`` message is layered under the agent's own system prompt.
+``system`` message is layered under the agent's own system prompt. A last user
+message ``/<skill> [request]`` runs the turn with that skill loaded.
 
 Streaming chat completions are OpenAI chunks over SSE ending in ``[DONE]``; tool
 progress travels in chunks with an empty delta and a ``hermes`` field
@@ -127,6 +128,7 @@ class _Api:
         messages = [(m.role, text_of(m.content, f"messages.{i}.content"))
                     for i, m in enumerate(body.messages)]
         instructions, history, text = split_conversation(messages, "messages")
+        text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
         headers = {SESSION_HEADER: session_id}
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
@@ -151,6 +153,7 @@ class _Api:
             messages = [(m.role, text_of(m.content, f"input.{i}.content"))
                         for i, m in enumerate(body.input)]
         instructions, history, text = split_conversation(messages, "input")
+        text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
         instructions = "\n\n".join(x for x in (body.instructions, instructions) if x) or None
         session_id = None
         if body.previous_response_id:

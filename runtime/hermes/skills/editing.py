@@ -1,0 +1,159 @@
+"""Writes to the home's skills: create, edit, patch, add or remove a supporting file,
+delete. Every write is validated (frontmatter, name, path), capped in size, scanned
+(``guard.py``) and written atomically before it is recorded with who made it; a
+refused write changes nothing. Only the home's own skills are writable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hermes.fsutil import atomic_write, private_dir
+from hermes.skills.format import check_name, parse_skill_text
+from hermes.skills.guard import check_size, relative_parts, scan_content
+from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill, SkillError
+
+if TYPE_CHECKING:
+    from hermes.skills.store import SkillsStore
+
+FILE_MODE = 0o644
+
+
+def writable(store: SkillsStore, name: str, action: str) -> Skill:
+    """The home's skill ``name``; bundled and configured skills are refused."""
+    skill = store.get(name)
+    if not skill.writable:
+        raise SkillError(f'cannot {action} skill "{name}": it is read-only ({skill.origin}); '
+                         f"create your own copy under the same name (it takes precedence)")
+    return skill
+
+
+def create(store: SkillsStore, name: str, content: str, category: str | None,
+           by: Actor) -> Skill:
+    check_name(name, "skill", "name")
+    if category:
+        check_name(category, "skill", "category")
+    existing = store.find(name)
+    if existing is not None and existing.writable:
+        raise SkillError(f'skill "{name}" already exists; change it with patch or edit')
+    check_skill_md(name, content)
+    target = store.directory / category / name if category else store.directory / name
+    staging = store.directory / f".staging-{name}-{os.getpid()}"
+    private_dir(staging)
+    try:
+        atomic_write(staging / SKILL_FILE, content, mode=FILE_MODE)
+        private_dir(target.parent)
+        staging.rename(target)  # the skill appears whole or not at all
+    finally:
+        if staging.exists():
+            store.remove_tree(staging)
+    store.state.note_write(name, "create", by, SKILL_FILE)
+    return store.get(name)
+
+
+def edit(store: SkillsStore, name: str, content: str, by: Actor) -> Skill:
+    skill = writable(store, name, "edit")
+    check_skill_md(name, content)
+    atomic_write(skill.file, content, mode=FILE_MODE)
+    store.state.note_write(name, "edit", by, SKILL_FILE)
+    return store.get(name)
+
+
+def patch(store: SkillsStore, name: str, old: str, new: str, file: str | None,
+          replace_all: bool, by: Actor) -> int:
+    skill = writable(store, name, "patch")
+    rel = file or SKILL_FILE
+    path = skill.file if rel == SKILL_FILE else support_path(skill, rel)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        raise SkillError(f'skill "{name}" has no text file {rel!r}') from None
+    count = text.count(old) if old else 0
+    if count == 0:
+        raise SkillError(f"old_string was not found in {rel} of skill {name!r}: view the file "
+                         "(skill_view) and copy the text exactly, whitespace included")
+    if count > 1 and not replace_all:
+        raise SkillError(f"old_string appears {count} times in {rel}: include more of the "
+                         "surrounding text, or set replace_all")
+    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    if rel == SKILL_FILE:
+        check_skill_md(name, updated)
+    else:
+        check_support(rel, updated)
+    atomic_write(path, updated, mode=FILE_MODE)
+    store.state.note_write(name, "patch", by, rel)
+    return count if replace_all else 1
+
+
+def write_file(store: SkillsStore, name: str, file: str, content: str, by: Actor) -> Path:
+    skill = writable(store, name, "change")
+    path = support_path(skill, file)
+    check_support(file, content)
+    private_dir(path.parent)
+    atomic_write(path, content, mode=FILE_MODE)
+    store.state.note_write(name, "write_file", by, file)
+    return path
+
+
+def remove_file(store: SkillsStore, name: str, file: str, by: Actor) -> None:
+    skill = writable(store, name, "change")
+    path = support_path(skill, file)
+    if not path.is_file():
+        files = ", ".join(store.files(name)) or "none"
+        raise SkillError(f'skill "{name}" has no file {file!r}; its files: {files}')
+    path.unlink()
+    for parent in path.parents:  # drop directories the removal left empty
+        if parent == skill.path or any(parent.iterdir()):
+            break
+        parent.rmdir()
+    store.state.note_write(name, "remove_file", by, file)
+
+
+def delete(store: SkillsStore, name: str, by: Actor) -> None:
+    skill = writable(store, name, "delete")
+    if store.usage(name).pinned:
+        raise SkillError(f'skill "{name}" is pinned; unpin it first with '
+                         f"`hermes skills unpin {name}`")
+    store.remove_tree(skill.path)
+    remove_empty_category(store, skill)
+    store.state.note_write(name, "delete", by)
+
+
+def remove_empty_category(store: SkillsStore, skill: Skill) -> None:
+    parent = skill.path.parent
+    if parent != store.directory and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+
+
+def support_path(skill: Skill, file: str) -> Path:
+    """Where supporting ``file`` goes: under references/, templates/, scripts/ or assets/."""
+    parts = relative_parts(file)
+    if parts is None or len(parts) < 2 or parts[0] not in SUPPORT_DIRS:
+        raise SkillError(f"file_path {file!r}: give a path under "
+                         f"{', '.join(d + '/' for d in SUPPORT_DIRS)} e.g. references/api.md")
+    return skill.path.joinpath(*parts)
+
+
+def check_skill_md(name: str, content: str) -> None:
+    """Refuse a ``SKILL.md`` that is too large, malformed, misnamed or fails the scan."""
+    too_big = check_size(SKILL_FILE, len(content))
+    if too_big:
+        raise SkillError(f"refused: {too_big}")
+    meta, _ = parse_skill_text(content, SKILL_FILE)
+    if meta.name != name:
+        raise SkillError(f"SKILL.md: name: {meta.name!r} must be the skill's name {name!r}")
+    _refuse_findings(SKILL_FILE, content)
+
+
+def check_support(file: str, content: str) -> None:
+    too_big = check_size(file, len(content.encode("utf-8")))
+    if too_big:
+        raise SkillError(f"refused: {too_big}")
+    _refuse_findings(file, content)
+
+
+def _refuse_findings(file: str, content: str) -> None:
+    findings = scan_content(file, content.encode("utf-8"))
+    if findings:
+        raise SkillError(f"refused by the skill scan: {findings[0]}; nothing was written")

@@ -1,0 +1,187 @@
+"""Scanning what goes into a skill: every write, every install, every audit.
+
+Each text file is checked like a memory write (``memory/scan.py``: injected
+instructions, exfiltration, invisible characters); shell scripts go through the
+terminal's danger detector (``detect_dangers``) and Python scripts through a static
+check for obvious exfiltration: a script that imports a network module and reads a
+credential file or hands over the whole environment (``dict(os.environ)``). Reading
+one variable (``os.environ["GITHUB_TOKEN"]``) to call an API is not flagged.
+Sizes are capped; symlinks are refused (they could point anywhere).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes.memory.scan import find_threat
+from hermes.skills.model import SKILL_FILE
+
+MAX_SKILL_MD_CHARS = 100_000
+"""``SKILL.md`` is loaded whole into a turn: keep it under ~25k tokens."""
+MAX_FILE_BYTES = 1024 * 1024
+"""One supporting file."""
+MAX_SKILL_BYTES = 8 * 1024 * 1024
+MAX_SKILL_FILES = 500
+SHELLS = re.compile(r"^#!\s*\S*(?:/|\benv\s+)(?:ba|z|da|k)?sh\b")
+NETWORK_MODULES = frozenset({"requests", "urllib", "urllib3", "http", "httpx", "aiohttp",
+                             "socket", "smtplib", "ftplib", "paramiko", "websocket",
+                             "websockets", "telnetlib", "pycurl"})
+CREDENTIAL_PATHS = re.compile(r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc|"
+                              r"\.git-credentials|(?:^|/)\.env\b|/etc/(?:passwd|shadow)|"
+                              r"\.hermes\b|HERMES_HOME|\.gnupg|\.kube/config|\.docker/config")
+ENVIRON_KEY_ACCESS = frozenset({"get", "setdefault", "pop"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something in a skill's file that keeps it out (or needs the user's consent)."""
+
+    file: str
+    """The file, relative to the skill's directory."""
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.kind}: {self.detail}"
+
+
+def check_size(file: str, size: int) -> Finding | None:
+    """A finding when ``file`` (relative) is over its cap."""
+    if file == SKILL_FILE and size > MAX_SKILL_MD_CHARS:
+        return Finding(file, "too large", f"{size:,} characters, at most "
+                       f"{MAX_SKILL_MD_CHARS:,}: move details into references/")
+    if size > MAX_FILE_BYTES:
+        return Finding(file, "too large", f"{size:,} bytes, at most {MAX_FILE_BYTES:,}")
+    return None
+
+
+def scan_content(file: str, data: bytes) -> list[Finding]:
+    """Findings in one file's content (``file`` is relative to the skill)."""
+    text = _text_of(data)
+    if text is None:
+        is_script = file.startswith("scripts/")
+        return [Finding(file, "binary script", "scripts must be readable text")] \
+            if is_script else []
+    findings = []
+    threat = find_threat(text)
+    if threat is not None:
+        findings.append(Finding(file, threat.kind, threat.reason()[len(threat.kind):].strip()))
+    if is_shell_script(file, text):
+        findings.extend(_shell_findings(file, text))
+    elif file.endswith(".py") or text.startswith("#!") and "python" in text.split("\n", 1)[0]:
+        findings.extend(python_findings(file, text))
+    return findings
+
+
+def scan_tree(directory: Path) -> list[Finding]:
+    """Findings in every file of a skill's directory: content, sizes, symlinks."""
+    findings: list[Finding] = []
+    total = count = 0
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory).as_posix()
+        if path.is_symlink():
+            findings.append(Finding(rel, "symlink", "links are not copied; use a real file"))
+        elif path.is_file():
+            data = path.read_bytes()
+            total, count = total + len(data), count + 1
+            size = len(data.decode("utf-8", "replace")) if rel == SKILL_FILE else len(data)
+            too_big = check_size(rel, size)
+            findings.extend([too_big] if too_big else scan_content(rel, data))
+    if total > MAX_SKILL_BYTES or count > MAX_SKILL_FILES:
+        findings.append(Finding(".", "too large", f"{count} files, {total:,} bytes; at most "
+                                f"{MAX_SKILL_FILES} files and {MAX_SKILL_BYTES:,} bytes"))
+    return findings
+
+
+def is_shell_script(file: str, text: str) -> bool:
+    return file.endswith((".sh", ".bash", ".zsh")) or bool(SHELLS.match(text))
+
+
+def _shell_findings(file: str, text: str) -> list[Finding]:
+    from hermes.tools.danger import detect_dangers  # the shell parser, only when needed
+
+    return [Finding(file, f"dangerous command ({danger.key})", danger.reason)
+            for danger in detect_dangers(text)]
+
+
+def python_findings(file: str, text: str) -> list[Finding]:
+    """Obvious exfiltration in a Python script (see the module docstring)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        return [Finding(file, "unparseable python", f"cannot be checked ({exc.msg})")]
+    except ValueError as exc:  # e.g. a NUL byte
+        return [Finding(file, "unparseable python", f"cannot be checked ({exc})")]
+    network = sorted(_imported(tree) & NETWORK_MODULES)
+    if not network:
+        return []
+    leaks = _credential_strings(tree) + _whole_environment(tree)
+    return [Finding(file, "exfiltration", f"{leak} in a script that imports {network[0]}")
+            for leak in leaks[:1]]
+
+
+def _imported(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "__import__" and node.args \
+                and isinstance(node.args[0], ast.Constant):
+            names.add(str(node.args[0].value).split(".")[0])
+    return names
+
+
+def _credential_strings(tree: ast.AST) -> list[str]:
+    return [f"reads {match.group(0)!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and (match := CREDENTIAL_PATHS.search(node.value))]
+
+
+def _whole_environment(tree: ast.AST) -> list[str]:
+    """``os.environ`` used as a whole (copied, iterated, passed on), not one key read."""
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    leaks = []
+    for node in ast.walk(tree):
+        if not _is_environ(node):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in ENVIRON_KEY_ACCESS:
+            continue
+        if isinstance(parent, ast.Compare):
+            continue
+        leaks.append("uses the whole environment (os.environ)")
+    return leaks
+
+
+def _is_environ(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr in ("environ", "environb"):
+        return isinstance(node.value, ast.Name) and node.value.id == "os"
+    return False
+
+
+def _text_of(data: bytes) -> str | None:
+    if b"\x00" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def relative_parts(path: str) -> tuple[str, ...] | None:
+    """The parts of a relative path inside a skill, or None when it could escape."""
+    if not path or path.startswith(("/", "\\")) or "\x00" in path:
+        return None
+    parts = tuple(p for p in re.split(r"[/\\]", path) if p not in ("", "."))
+    if not parts or any(p == ".." for p in parts) or os.path.isabs(path):
+        return None
+    return parts
