@@ -21,19 +21,58 @@ def llm(root: Path) -> Iterator[FakeLLM]:
         yield fake
 
 
-def test_oneshot_refuses_rm_rf_and_says_why(hermes_subprocess, llm: FakeLLM,
-                                            tmp_path: Path) -> None:
+def oneshot_refusal(hermes_subprocess, llm: FakeLLM, command: str) -> str:
+    """Run `hermes -z` (approvals manual, nobody to ask) with the model asking the
+    terminal for ``command`` once; the refusal it printed."""
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": command})]),
+             Reply(text="I could not do it."))
+    proc = hermes_subprocess("-z", "do it", "approvals.mode=manual")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "I could not do it.\n"
+    assert "refused" in str(llm.requests[-1].tool_results[0].content)
+    refusals = [line for line in proc.stderr.splitlines() if "refused:" in line]
+    assert refusals, proc.stderr
+    return refusals[0]
+
+
+@pytest.mark.parametrize(("command", "why"), [
+    ("rm -rf {victim}", "recursive delete"),
+    ("$(echo rm) -rf {victim}", "computed"),  # the program's name computed: its own class
+])
+def test_oneshot_refuses_rm_rf_and_says_why(hermes_subprocess, llm: FakeLLM, tmp_path: Path,
+                                            command: str, why: str) -> None:
     victim = tmp_path / "victim"
     (victim / "sub").mkdir(parents=True)
-    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {victim}"})]),
-             Reply(text="I could not delete it."))
-    proc = hermes_subprocess("-z", "delete the victim directory")
-    assert proc.returncode == 0, proc.stderr
+    refusal = oneshot_refusal(hermes_subprocess, llm, command.format(victim=victim))
     assert (victim / "sub").is_dir()
-    assert proc.stdout == "I could not delete it.\n"
-    refusal = next(line for line in proc.stderr.splitlines() if "refused:" in line)
-    assert "recursive delete" in refusal and "approval" in refusal
-    assert "refused" in str(llm.requests[-1].tool_results[0].content)
+    assert why in refusal and "recursive delete" in refusal and "approval" in refusal
+
+
+@pytest.mark.parametrize("change", ["chmod u+s {f}", "chmod 4755 {f}", "chown root {f}"])
+def test_oneshot_refuses_setuid_bits_and_root_ownership(hermes_subprocess, llm: FakeLLM,
+                                                        tmp_path: Path, change: str) -> None:
+    tool = tmp_path / "tool"
+    tool.write_bytes(b"#!/bin/sh\n")
+    tool.chmod(0o755)
+    marker = tmp_path / "changed"
+    refusal = oneshot_refusal(hermes_subprocess, llm, change.format(f=tool) + f" && touch {marker}")
+    assert not marker.exists() and stat.S_IMODE(tool.stat().st_mode) == 0o755
+    assert "setuid" in refusal or "root" in refusal
+
+
+def test_a_computed_command_with_hard_blocked_arguments_is_refused_even_with_mode_off(
+        hermes_subprocess, llm: FakeLLM) -> None:
+    """Whatever the program turns out to be, `-rf /` after a computed name never runs
+    (the program here is a harmless echo, so a regression shows as output, not damage)."""
+    llm.push(Reply(tool_calls=[ToolCall("terminal",
+                                        {"command": "$(echo echo) MARKER-RAN -rf /"})]),
+             Reply(text="done"))
+    proc = hermes_subprocess("-z", "run it", "approvals.mode=off")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(str(llm.requests[-1].tool_results[0].content))
+    assert "output" not in result, result  # `echo MARKER-RAN -rf /` did not run
+    assert "blocked command" in result["error"] and "never be approved" in result["error"]
+    assert any("refused:" in line for line in proc.stderr.splitlines())
 
 
 def test_oneshot_with_yolo_runs_it(hermes_subprocess, llm: FakeLLM, tmp_path: Path) -> None:

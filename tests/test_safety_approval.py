@@ -216,3 +216,22 @@ def test_writes_to_this_profiles_config_are_gated(tmp_path: Path) -> None:
     for command in ("echo 'mode: off' >> $HERMES_HOME/config.yaml",
                     "echo K=v >> ~/.hermes/profiles/work/.env", "cp x ~/.ssh/authorized_keys"):
         assert "needs the user's approval" in run(ctx, command)["error"], command
+
+
+def test_a_projects_config_yaml_is_edited_without_asking(tmp_path: Path) -> None:
+    """`sed -i` on an application's config.yaml runs (as the reference lets it); the same
+    edit of a Hermes profile's config.yaml, this one's or another's, still asks."""
+    ctx = make_context(tmp_path)
+    app = tmp_path / "project" / "app"  # in the workspace, where a sandbox lets it write
+    app.mkdir(parents=True)
+    (app / "config.yaml").write_text("mode: a\n")
+    result = run(ctx, f"sed -i 's/a/b/' {app}/config.yaml && cat app/config.yaml")
+    assert result["output"] == "mode: b\n", result
+    other = ctx.home.root / "profiles" / "other"
+    other.mkdir(parents=True)
+    for target in (ctx.home.path / "config.yaml", other / "config.yaml", other / ".env",
+                   ctx.home.root / "config.yaml"):
+        target.write_text("mode: a\n")
+        refused = run(ctx, f"sed -i 's/a/b/' {target}")
+        assert "needs the user's approval" in refused["error"], target
+        assert target.read_text() == "mode: a\n"

@@ -5,9 +5,12 @@ every ``Danger`` it finds, hard-blocked ones first; ``detect_danger`` returns
 the first. Each danger belongs to a class (``DANGER_CLASSES``) with a stable
 key: approving a class for the session, or always, approves that class only.
 Hard-blocked classes (deleting ``/``, fork bombs, formatting the system disk,
-overwriting a disk device) can never be approved. Text that does not parse as a
-shell command is a danger too (``unparseable``): what cannot be checked is
-never taken for safe.
+overwriting a disk device) can never be approved. A program whose name is
+computed (``$(echo rm)``, ``$R``, ``/bin/r?``) is a class of its own, and
+hard-blocked when its arguments would be for ``rm`` or ``mkfs`` (``-rf /``, a
+disk device). Text that does not parse as a shell command is a danger too
+(``unparseable``): what cannot be checked is never taken for safe, and the
+lines a shell would run before the error are checked as usual.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from hermes.tools.commands import ShellSyntaxError, clean, simple_commands
+from hermes.tools.commands import clean, read_command_line
 from hermes.tools.danger_paths import Whereabouts
 from hermes.tools.danger_rules import COMMAND_RULES, script_rules
 
@@ -30,6 +33,8 @@ DANGER_CLASSES = MappingProxyType({
     "format_system_disk": "formatting the system disk (never allowed)",
     "write_disk": "overwriting a disk device (never allowed)",
     "unparseable": "commands that cannot be parsed as shell commands",
+    "computed_command": "programs whose name is computed when the command runs ($(echo rm), "
+                        "$VAR, ${X:-rm}, /bin/r?, xargs -I{} {})",
     "recursive_delete": "recursive deletes (rm -r) of any directory",
     "find_delete": "find ... -delete",
     "find_exec_rm": "find ... -exec rm",
@@ -41,13 +46,15 @@ DANGER_CLASSES = MappingProxyType({
     "write_credentials": "writes to credential files (~/.ssh, ~/.netrc, ~/.aws, ...)",
     "write_shell_startup": "writes to shell start-up files (~/.bashrc, ~/.profile, ...)",
     "write_hermes_config": "writes to any Hermes profile's config.yaml, .env or approvals",
-    "write_project_config": "writes to a project's .env files or config.yaml",
+    "write_project_config": "writes to a project's .env files",
     "write_etc": "writes to system configuration under /etc",
     "cloud_metadata": "requests to cloud instance-metadata endpoints (instance credentials)",
     "format_filesystem": "creating filesystems (mkfs, wipefs, mkswap)",
     "dd_device": "dd copies of raw data or devices",
     "chmod_777": "making files world-writable (chmod 777, o+w)",
     "system_permissions": "permission or ownership changes on system paths",
+    "setuid": "setuid/setgid bits, file capabilities and root ownership (chmod u+s, "
+              "chmod 4755, chown root, setcap)",
     "git_force_push": "git push --force (rewrites the remote's history)",
     "git_discard": "git reset --hard and git clean -f (discard uncommitted work)",
     "git_branch_delete": "force-deleting git branches (git branch -D)",
@@ -89,11 +96,10 @@ def detect_dangers(command: str, where: Whereabouts | None = None) -> list[Dange
     """Every danger in ``command`` (one per class), hard-blocked ones first."""
     where = where or Whereabouts.of_process()
     found = list(_text_dangers(clean(command)))
-    try:
-        commands = simple_commands(command)
-    except ShellSyntaxError as exc:
-        found.append(Danger("unparseable", f"the command cannot be checked ({exc})"))
-        commands = []
+    line = read_command_line(command)
+    found.extend(Danger("unparseable", f"the command cannot be checked ({error})")
+                 for error in line.errors)
+    commands = line.commands
     for simple in commands:
         for rule in COMMAND_RULES:
             found.extend(Danger(key, reason, key in HARD_CLASSES)

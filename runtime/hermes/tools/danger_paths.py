@@ -6,7 +6,9 @@ in-place editors (``sed -i``, ``perl -i``, ``ruby -i``), ``dd of=``,
 ``truncate``, ``curl -o``/``wget -O`` and deletions (``rm``, ``shred``). Each
 target is resolved as the shell would (``~``, ``$HOME``, ``$HERMES_HOME``,
 relative to the working directory, ``..`` collapsed, symlinks followed) and
-classified. Look-alikes stay ordinary: ``config.yaml.bak``, ``.env#backup``.
+classified. A ``config.yaml`` is sensitive only in a Hermes profile (this one or
+any other under the root or ``~/.hermes``); a project's ``.env`` files always.
+Look-alikes stay ordinary: ``config.yaml.bak``, ``.env#backup``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes.home import default_root
 from hermes.tools.commands import SimpleCommand, is_option
 from hermes.tools.paths import CREDENTIAL_PATHS, RUNTIME_FILES
 
@@ -46,7 +49,7 @@ class Whereabouts:
     def of_process(cls) -> Whereabouts:
         """This process's view: its cwd, ``$HOME``, ``$HERMES_HOME`` or ``~/.hermes``."""
         user_home = Path(os.environ.get("HOME") or Path.home())
-        root = user_home / ".hermes"
+        root = default_root(os.environ)
         home = Path(os.environ.get("HERMES_HOME") or root)
         return cls(Path.cwd(), user_home, root, home)
 
@@ -155,8 +158,8 @@ def classify(path: Path, where: Whereabouts) -> tuple[str, str] | None:
         for name in names:
             if _within(path, home / name):
                 return key, f"~/{name} ({what})"
-    for base in {Path(os.path.realpath(where.hermes_root)),
-                 Path(os.path.realpath(where.hermes_home))}:
+    hermes_dirs = (where.hermes_root, where.hermes_home, where.user_home / ".hermes")
+    for base in {Path(os.path.realpath(directory)) for directory in hermes_dirs}:
         if _within(path, base) and (path.name in HERMES_FILES or "conf" in
                                      path.relative_to(base).parts[:-1]):
             return "write_hermes_config", f"{path.name} of a Hermes profile"
@@ -166,8 +169,6 @@ def classify(path: Path, where: Whereabouts) -> tuple[str, str] | None:
     name = path.name
     if (name == ".env" or name.startswith(".env.")) and name not in PROJECT_TEMPLATES:
         return "write_project_config", f"{name} (a project's secrets)"
-    if name == "config.yaml":
-        return "write_project_config", "config.yaml (a project's configuration)"
     return None
 
 

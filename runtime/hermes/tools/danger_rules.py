@@ -12,6 +12,7 @@ import posixpath
 import re
 import socket
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from hermes.tools.commands import (
@@ -20,10 +21,12 @@ from hermes.tools.commands import (
     is_option,
     shell_inline_script,
     shell_operands,
+    split_options,
 )
+from hermes.tools.danger_modes import Finding, permission_rule, privilege_rule
 from hermes.tools.danger_paths import Whereabouts, classify, resolve, write_targets
+from hermes.tools.launchers import git_alias_definition, git_alias_expansion, git_subcommand
 
-Finding = tuple[str, str]
 Rule = Callable[[SimpleCommand, Whereabouts], Iterator[Finding]]
 
 DISK = re.compile(r"^/dev/(sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+|mmcblk\d+|disk\d+)"
@@ -40,9 +43,6 @@ INTERPRETER_FLAGS = {  # interpreter: options whose value is code to run
     "lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "osascript": ("-e",),
     "tclsh": (), "jshell": (), "irb": (), "ipython": ("-c",),
 }
-SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot",
-               "/var", "/sys", "/proc", "/dev", "/root", "/opt", "/srv", "/private/etc",
-               "/System", "/Library")
 METADATA_HOSTS = frozenset({"169.254.169.254", "fd00:ec2::254", "100.100.100.200",
                             "169.254.170.2", "metadata.google.internal", "metadata.goog",
                             "metadata"})
@@ -56,16 +56,35 @@ def interpreter_family(name: str) -> str | None:
     return base if base in INTERPRETER_FLAGS else None
 
 
+# ------------------------------------------------------------ computed names
+
+
+def computed_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    """A program whose name is computed could be any program: a class of its own, and
+    refused outright for arguments that would be refused for ``rm`` or a disk tool."""
+    if not cmd.computed:
+        return
+    what = f"a program whose name is computed ({cmd.program})"
+    yield "computed_command", f"runs {what}"
+    for key, reason in rm_rule(replace(cmd, name="rm", via=()), where):
+        if key == "delete_root":
+            yield key, f"{reason} by {what}"
+    for arg in cmd.args:
+        device = arg.partition("=")[2] if "=" in arg else arg
+        if DISK.match(device):
+            yield "write_disk", f"{what} given the disk device {device}"
+
+
 # ------------------------------------------------------------------ deletes
 
 
 def rm_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
     if cmd.name != "rm":
         return
-    options, operands = _split_options(cmd.args)
+    options, operands = split_options(cmd.args)
     if any(v.startswith("find -") for v in cmd.via):
         yield "find_exec_rm", "find -exec rm deletes every file find matches"
-    if "xargs" in cmd.via:
+    if "xargs" in cmd.via or "parallel" in cmd.via:
         yield "xargs_rm", "xargs rm deletes every file named on its input"
     recursive = any(o == "--recursive" or (not o.startswith("--") and set(o[1:]) & {"r", "R"})
                     for o in options)
@@ -258,41 +277,24 @@ def disk_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
             yield "format_filesystem", f"creates or wipes a filesystem ({cmd.name})"
 
 
-def permission_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
-    if cmd.name not in ("chmod", "chown", "chgrp"):
-        return
-    options, operands = _split_options(cmd.args)
-    recursive = any(o in ("-R", "--recursive") for o in options)
-    spec, paths = (operands[0], operands[1:]) if operands else ("", [])
-    if cmd.name == "chmod" and _world_writable(spec):
-        yield "chmod_777", (f"makes files world-writable (chmod {'-R ' if recursive else ''}"
-                            f"{spec} {' '.join(paths)})")
-    if cmd.name == "chown" and recursive and spec.split(":")[0] in ("root", "0"):
-        yield "system_permissions", "recursive chown to root"
-    for path in paths:
-        resolved = str(resolve(path, where))
-        if any(resolved == d or (d != "/" and resolved.startswith(d + "/")) for d in SYSTEM_DIRS):
-            yield "system_permissions", f"{cmd.name} on the system path {path}"
-
-
-def _world_writable(spec: str) -> bool:
-    if re.fullmatch(r"[0-7]{3,4}", spec):
-        return int(spec[-1]) & 2 == 2
-    for clause in spec.split(","):
-        match = re.fullmatch(r"([ugoa]*)([-+=])([rwxXst]*)", clause)
-        if match and match.group(2) in "+=" and "w" in match.group(3) \
-                and ({"o", "a"} & set(match.group(1))):
-            return True
-    return False
-
-
 # ----------------------------------------------------- git, power, processes
 
 
 def git_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    """Git commands that lose work or history, also through an alias given with ``-c``
+    or defined with ``git config alias.NAME``."""
     if cmd.name != "git":
         return
-    sub, args = _git_subcommand(cmd.args)
+    yield from _git_findings(git_alias_expansion(cmd.args) or cmd.args)
+    definition = git_alias_definition(cmd.args)
+    if definition is not None:
+        alias, words = definition
+        for key, reason in _git_findings(words):
+            yield key, f"defines the git alias {alias}: {reason}"
+
+
+def _git_findings(args: list[str]) -> Iterator[Finding]:
+    sub, args = git_subcommand(args)
     short = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
     if sub == "push" and ("f" in short or any(a.startswith(("--force", "--mirror")) or
                                               (a.startswith("+") and len(a) > 1) for a in args)):
@@ -304,19 +306,6 @@ def git_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
     elif sub == "branch" and ("D" in short or (
             ("d" in short or "--delete" in args) and ("f" in short or "--force" in args))):
         yield "git_branch_delete", "git branch -D deletes a branch even if it is not merged"
-
-
-def _git_subcommand(args: list[str]) -> tuple[str, list[str]]:
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
-            index += 2
-        elif arg.startswith("-"):
-            index += 1
-        else:
-            return arg, args[index + 1:]
-    return "", []
 
 
 def power_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
@@ -404,19 +393,10 @@ def _names_metadata_host(word: str) -> bool:
     return str(mapped or address) in METADATA_HOSTS
 
 
-def _split_options(args: list[str]) -> tuple[list[str], list[str]]:
-    """GNU-style: options anywhere before ``--`` (``rm build/ -rf``), operands the rest."""
-    if "--" in args:
-        index = args.index("--")
-        head, tail = args[:index], args[index + 1:]
-    else:
-        head, tail = args, []
-    return [a for a in head if is_option(a)], [a for a in head if not is_option(a)] + tail
-
-
 COMMAND_RULES: tuple[Rule, ...] = (
-    rm_rule, find_rule, code_rule, package_rule, write_rule, disk_rule, permission_rule,
-    git_rule, power_rule, process_rule, service_rule, sudo_rule, metadata_rule,
+    computed_rule, rm_rule, find_rule, code_rule, package_rule, write_rule, disk_rule,
+    permission_rule, privilege_rule, git_rule, power_rule, process_rule, service_rule,
+    sudo_rule, metadata_rule,
 )
 
 
