@@ -55,7 +55,7 @@ def check_size(file: str, size: int) -> Finding | None:
         return Finding(file, "too large", f"{size:,} characters, at most "
                        f"{MAX_SKILL_MD_CHARS:,}: move details into references/")
     if size > MAX_FILE_BYTES:
-        return Finding(file, "too large", f"{size:,} bytes, at most {MAX_FILE_BYTES:,}")
+        return Finding(file, "too large", f"{size:,} bytes, at most {MAX_FILE_BYTES:,} bytes")
     return None
 
 
