@@ -46,6 +46,7 @@ DANGEROUS: list[tuple[str, str, bool]] = [
     ("git -c alias.x='!rm -rf /' x", "delete_root", True),
     ("trap 'rm -rf /' EXIT", "delete_root", True),
     ("T=/; rm -rf $T", "delete_root", True),
+    ("find / -maxdepth 0 -exec rm -rf {} +", "delete_root", True),
     # the lines before one a shell cannot parse still run
     ("rm -rf /\necho 'unclosed", "delete_root", True),
     ("rm -rf / ; sh -c '\"'", "delete_root", True),

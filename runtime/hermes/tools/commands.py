@@ -22,6 +22,7 @@ dangerous, never as safe.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import unicodedata
@@ -261,15 +262,20 @@ def _password_without_person(options: list[str]) -> bool:
 
 
 def _find_exec(find: SimpleCommand) -> list[SimpleCommand]:
-    """The commands ``find -exec CMD {} ;`` runs (``-execdir``, ``-ok`` too)."""
+    """The commands ``find -exec CMD {} ;`` runs (``-execdir``, ``-ok`` too), also with
+    ``{}`` as each starting point (the first path find reports): ``find / -exec rm -rf
+    {} +`` runs ``rm -rf /``."""
     found: list[SimpleCommand] = []
     args = find.args
+    starts = list(itertools.takewhile(lambda a: not a.startswith(("-", "(", "!")), args))
     for index, arg in enumerate(args):
         if arg in FIND_EXEC:
             end = next((i for i in range(index + 1, len(args)) if args[i] in (";", "+")),
                        len(args))
-            inner = Command(args[index + 1:end])
-            found.extend(_unwrap(inner, (*find.via, f"find {arg}")))
+            argv = args[index + 1:end]
+            for start in [None, *(starts or ["."])] if "{}" in argv else [None]:
+                inner = argv if start is None else [a.replace("{}", start) for a in argv]
+                found.extend(_unwrap(Command(inner), (*find.via, f"find {arg}")))
     return found
 
 

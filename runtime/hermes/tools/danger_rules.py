@@ -2,7 +2,8 @@
 
 Each rule takes one unwrapped ``SimpleCommand`` (and where it runs) and yields
 ``(class key, reason)`` pairs; ``script_rules`` looks across the commands of
-one command line. Classes are described in ``danger.DANGER_CLASSES``.
+one command line. Classes are described in ``danger.DANGER_CLASSES``; the rules
+on permissions and ownership live in ``danger_modes``.
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ def has_expansion(word: str) -> bool:
 
 @dataclass
 class Variables:
-    """The values variables were given earlier in one command line."""
+    """The values variables are given anywhere in one command line, and the names of
+    the functions it defines."""
 
     values: dict[str, list[str]] = field(default_factory=dict)
     functions: set[str] = field(default_factory=set)
