@@ -127,7 +127,7 @@ def test_arms_that_behave_differently_are_scored_apart(hermes, configured: Path,
     listed = ok(hermes("ab", "show", eid, "--runs"))
     assert "provider.model=wrongtool  sum#1  FAIL tool_not_called" in listed
     assert "provider.model=slow  file#1  FAIL timeout" in listed
-    assert f"HERMES_HOME={configured / 'experiments' / eid} hermes sessions show" in listed
+    assert "transcripts: `hermes sessions show SESSION`" in listed
     # the session id opens the transcript in the experiment's own database
     shown = hermes("sessions", "show", str(good["session_id"]),
                    env={"HERMES_HOME": str(configured / "experiments" / eid)})

@@ -87,7 +87,7 @@ def test_interactive_session(chat, root: Path, tmp_path: Path) -> None:
     child.sendline("/usage")
     child.expect(r"tokens: 50 in, 25 out")  # every answered call, /retry and /undo too
     child.sendline("/exit")
-    child.expect(r"session ([0-9a-f]{32}) — resume with hermes chat --resume ([0-9a-f]{32})")
+    child.expect(r"session ([0-9a-f]{32}) — resume with `hermes chat --resume ([0-9a-f]{32})`")
     session_id = child.match.group(1)
     assert child.match.group(2) == session_id
     child.expect(pexpect.EOF)

@@ -336,7 +336,7 @@ def test_import_drops_redacted_placeholders_and_names_the_secrets(hermes, root: 
     ok(hermes("profile", "export", "work", "-o", str(archive)))
     out = ok(hermes("profile", "import", str(archive), "--name", "copy"))
     assert "removed provider.api_key: <redacted> from config.yaml" in out
-    assert "set its secret: hermes -p copy config set OPENAI_API_KEY …" in out
+    assert "set its secret: `hermes -p copy config set OPENAI_API_KEY …`" in out
     config = (root / "profiles" / "copy" / "config.yaml").read_text()
     assert "<redacted>" not in config and "api_key" not in config
     assert "  # the key, by hand\n  timeout: 30  # keep me\n" in config

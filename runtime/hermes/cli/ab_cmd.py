@@ -16,6 +16,7 @@ import typer
 
 from hermes.cli.app import HermesGroup, out, state
 from hermes.errors import UserError
+from hermes.hints import command
 
 
 class ABGroup(HermesGroup):
@@ -122,11 +123,12 @@ def show(ctx: typer.Context, experiment_id: str = typer.Argument(..., metavar="I
     from hermes.experiments.store import open_experiment
 
     _check_format(fmt)
-    experiment = open_experiment(state(ctx).home(), experiment_id)
+    home = state(ctx).home()
+    experiment = open_experiment(home, experiment_id)
     view, rows = view_of(experiment)
     sys.stdout.write(render(view, fmt, rows if runs else None))  # type: ignore[arg-type]
     if runs and fmt == "table":
-        sys.stdout.write(render_runs(rows, experiment.directory))
+        sys.stdout.write(render_runs(rows, home.name))
 
 
 @app.command("report")
@@ -184,15 +186,17 @@ def _execute(ctx: typer.Context, experiment: Any, fmt: str) -> None:
     view, _rows = view_of(experiment)
     sys.stdout.write(render(view, fmt))  # type: ignore[arg-type]
     done = f"{outcome.progress.done} of {outcome.progress.total} runs done"
+    profile = st.home().name
     if outcome.status == "interrupted":
-        sys.stderr.write(f"interrupted: {done} — finish with `hermes ab resume "
-                         f"{experiment.id}`\n")
+        sys.stderr.write(f"interrupted: {done} — finish with "
+                         f"`{command(profile, f'ab resume {experiment.id}')}`\n")
         raise typer.Exit(130)
     if outcome.status == "budget":
         sys.stderr.write(f"budget reached (${outcome.progress.spent:.6f} of "
-                         f"${experiment.settings.budget}): {done} — go on with `hermes ab "
-                         f"resume {experiment.id} --budget MORE`\n")
-    sys.stderr.write(f"experiment {experiment.id} — hermes ab report {experiment.id}\n")
+                         f"${experiment.settings.budget}): {done} — go on with "
+                         f"`{command(profile, f'ab resume {experiment.id} --budget MORE')}`\n")
+    sys.stderr.write(f"experiment {experiment.id} — "
+                     f"`{command(profile, f'ab report {experiment.id}')}`\n")
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
 from hermes.errors import HermesError, UserError
+from hermes.hints import for_profile
 from hermes.home import Home, default_root, resolve_home
 
 
@@ -42,7 +43,7 @@ class HermesGroup(TyperGroup):
         except HermesError as exc:
             if os.environ.get("HERMES_FULL_ERROR") == "1":
                 raise
-            sys.stderr.write(f"error: {exc}\n")
+            sys.stderr.write(f"error: {for_profile(str(exc), state(ctx).hint_profile())}\n")
             ctx.exit(exc.exit_code)
         except NoArgsIsHelpError:
             raise
@@ -105,6 +106,14 @@ class CliState:
         from hermes.profiles import ProfileManager
 
         return ProfileManager(default_root(self.environ), self.environ)
+    def hint_profile(self) -> str | None:
+        """The profile hints name: this invocation's home's, or the ``-p`` value when
+        that does not resolve (a profile that does not exist)."""
+        try:
+            return self.home().name
+        except HermesError:
+            return self.profile
+
 
 
 def state(ctx: typer.Context) -> CliState:

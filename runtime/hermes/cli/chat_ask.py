@@ -12,6 +12,7 @@ import os
 import select
 import sys
 
+from hermes.hints import command
 from hermes.tools.context import ApprovalChoice, ApprovalRequest, Cancelled
 
 APPROVAL_KEYS: dict[str, ApprovalChoice] = {"o": "once", "s": "session", "a": "always",
@@ -33,7 +34,7 @@ class TerminalQuestions:
                 "  [o]nce     run it this time only\n"
                 f"  [s]ession  run it, and allow for the rest of this session: {request.scope}\n"
                 f"  [a]lways   run it, and allow from now on in profile {self.profile}: "
-                f"{request.scope} (undo: hermes approvals revoke {keys})\n"
+                f"{request.scope} (undo: `{command(self.profile, f'approvals revoke {keys}')}`)\n"
                 "  [d]eny     do not run it (Ctrl-C denies too)\n"
                 "allow? [o/s/a/d]: ")
         answer = _ask(text, cancelled)

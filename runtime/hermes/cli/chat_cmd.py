@@ -13,6 +13,7 @@ import typer
 
 from hermes.cli.app import state
 from hermes.errors import UserError
+from hermes.hints import command
 
 OVERRIDES_HELP = ("Hydra overrides for this run: key=value, group=option "
                   "(e.g. provider=anthropic provider.model=claude-sonnet-4-5).")
@@ -85,9 +86,9 @@ def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
     if missing:
         raise UserError(
             f"no API key for provider {composed.config.provider.name}: set it with "
-            f"`hermes -p {home.name} config set {missing} YOUR_KEY` (stored in "
+            f"`{command(home.name, f'config set {missing} YOUR_KEY')}` (stored in "
             f"{home.env_file}, mode 0600) or export {missing}; or pick another provider, "
-            f"e.g. `hermes chat provider=ollama`")
+            f"e.g. `{command(home.name, 'chat provider=ollama')}`")
     home.ensure()
     from hermes.container import build_runtime
 

@@ -13,6 +13,7 @@ from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
 from hermes.agent.transcript import discard_if_unanswered
 from hermes.errors import UserError
+from hermes.hints import command, for_profile
 from hermes.models.types import StreamCallbacks, ToolCall
 from hermes.tools.approval import refusal_of
 
@@ -72,7 +73,7 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     result = _run_interruptibly(agent, query)
     kept = end_session(agent)
     if result.exit_reason == "error":
-        sys.stderr.write(f"error: {result.error}\n")
+        sys.stderr.write(f"error: {for_profile(str(result.error), runtime.home.name)}\n")
     elif result.text:
         sys.stdout.write(result.text.rstrip("\n") + "\n")
     if result.exit_reason == "budget_exhausted":
@@ -151,7 +152,9 @@ class _Spinner:
 class _Printer:
     """Streams text to the terminal and ends the line before tool progress."""
 
-    def __init__(self, spinner: _Spinner | None = None) -> None:
+    def __init__(self, profile: str, spinner: _Spinner | None = None) -> None:
+        self.profile = profile
+        """Named in the hints of error messages."""
         self.mid_line = False
         self.spinner = spinner or _Spinner()
 
@@ -181,7 +184,7 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     import, in a thread, while the user types the first message)."""
     from hermes.cli.chat_prompt import ChatPrompt
 
-    printer = _Printer()
+    printer = _Printer(runtime.home.name)
     events = AgentEvents(stream=StreamCallbacks(on_text=printer.text),
                          on_tool_start=printer.tool, on_tool_end=printer.done)
     from hermes.cli.chat_ask import TerminalQuestions
@@ -207,9 +210,8 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
         if text:
             _turn(agent, text, printer, stream)
     if end_session(agent):
-        profile = "" if runtime.home.is_default else f"-p {runtime.home.name} "
-        sys.stderr.write(f"session {agent.session_id} — resume with "
-                         f"hermes {profile}chat --resume {agent.session_id}\n")
+        again = command(runtime.home.name, f"chat --resume {agent.session_id}")
+        sys.stderr.write(f"session {agent.session_id} — resume with `{again}`\n")
 
 
 def _turn(agent: Agent, text: str, printer: _Printer, stream: bool) -> None:
@@ -228,7 +230,7 @@ def _show(result: TurnResult, printer: _Printer, stream: bool) -> None:
         sys.stdout.write("\n")
         printer.mid_line = False
     if result.exit_reason == "error":
-        sys.stderr.write(f"error: {result.error}\n")
+        sys.stderr.write(f"error: {for_profile(str(result.error), printer.profile)}\n")
     elif result.exit_reason == "interrupted":
         sys.stderr.write("(interrupted — the session is intact, carry on)\n")
     elif result.exit_reason == "budget_exhausted":

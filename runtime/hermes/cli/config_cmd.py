@@ -10,6 +10,7 @@ import typer
 from hermes.cli.app import new_app, out, state
 from hermes.credentials import REDACTED, is_secret_key
 from hermes.errors import ConfigError, did_you_mean
+from hermes.hints import command, for_profile
 
 app = new_app("Show, explain and change config. Edits touch only the profile's config.yaml "
               "(secrets go to .env).")
@@ -93,13 +94,13 @@ def set_(ctx: typer.Context,
     edit = set_value(home, key, value, st.environ)
     shown = REDACTED if edit.where.endswith(".env") or is_secret_key(key) else value
     out(f"{key} = {shown}  ({edit.where})")
-    _notes(edit.notes)
+    _notes(edit.notes, home.name)
     _note_missing(home, st.environ)
 
 
-def _notes(notes: list[str]) -> None:
+def _notes(notes: list[str], profile: str) -> None:
     for note in notes:
-        sys.stderr.write(note + "\n")
+        sys.stderr.write(for_profile(note, profile) + "\n")
 
 
 def _note_missing(home: Any, environ: dict[str, str]) -> None:
@@ -107,7 +108,7 @@ def _note_missing(home: Any, environ: dict[str, str]) -> None:
 
     for missing in missing_values(home, environ):
         sys.stderr.write(f"note: {missing} is still unset; set it with "
-                         f"`hermes config set {missing} VALUE`\n")
+                         f"`{command(home.name, f'config set {missing} VALUE')}`\n")
 
 
 @app.command()
@@ -119,7 +120,7 @@ def unset(ctx: typer.Context, key: str = typer.Argument(...)) -> None:
     home = st.home()
     edit = unset_value(home, key, st.environ)
     out(f"unset {key}  ({edit.where})")
-    _notes(edit.notes)
+    _notes(edit.notes, home.name)
     _note_missing(home, st.environ)
 
 
@@ -163,7 +164,7 @@ def validate(ctx: typer.Context,
     composed = _compose(ctx, overrides)
     out(f"ok: {composed.home.config_file} (provider {composed.config.provider.name}, "
         f"model {composed.config.provider.model})")
-    _notes(env_file_notes(composed.home.env_file))
+    _notes(env_file_notes(composed.home.env_file), composed.home.name)
 
 
 @app.command()

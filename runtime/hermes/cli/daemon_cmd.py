@@ -15,6 +15,7 @@ import typer
 
 from hermes.cli.app import new_app, out, state
 from hermes.errors import UserError
+from hermes.hints import command
 from hermes.home import Home
 
 app = new_app("The profile's warm server that answers `hermes -z` and `hermes chat` "
@@ -42,7 +43,8 @@ def status(ctx: typer.Context) -> None:
     home = state(ctx).home()
     info = _status(home)
     if info is None:
-        out(f"{home.name}: no server running (the next `hermes -z` or `hermes chat` starts one)")
+        out(f"{home.name}: no server running (the next `{command(home.name, '-z')}` or "
+            f"`{command(home.name, 'chat')}` starts one)")
         raise typer.Exit(1)
     uptime = int(time.time() - float(str(info.get("started_at", time.time()))))
     out(f"{home.name}: server running (pid {info.get('pid')}, up {uptime}s, "

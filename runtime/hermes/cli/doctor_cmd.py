@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from hermes.cli.app import console, state
+from hermes.hints import for_profile
 
 
 def doctor(
@@ -27,8 +28,8 @@ def doctor(
         table.add_column(column)
     styles = {"ok": "green", "warn": "yellow", "fail": "red"}
     for check in checks:
-        table.add_row(f"[{styles[check.status]}]{check.status}[/]", check.name, check.detail,
-                      check.fix)
+        table.add_row(f"[{styles[check.status]}]{check.status}[/]", check.name,
+                      for_profile(check.detail, home.name), for_profile(check.fix, home.name))
     console().print(table)
     if any(c.status == "fail" for c in checks):
         raise typer.Exit(1)

@@ -10,6 +10,7 @@ import typer
 
 from hermes.cli.app import ask, console, new_app, out, state
 from hermes.errors import ProfileError
+from hermes.hints import command
 
 if TYPE_CHECKING:
     from hermes.profiles import Outcome
@@ -154,9 +155,9 @@ def import_(
     _report(outcome)
     needed = secrets_to_set(home, st.environ)
     if needed is None:
-        out(f"check it with `hermes -p {home.name} doctor`")
+        out(f"check it with `{command(home.name, 'doctor')}`")
     for secret in needed or []:
-        out(f"set its secret: hermes -p {home.name} config set {secret} …")
+        out(f"set its secret: `{command(home.name, f'config set {secret} …')}`")
 
 
 @app.command()

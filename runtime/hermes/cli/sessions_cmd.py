@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from hermes.cli.app import confirm, console, new_app, out, state
+from hermes.hints import command
 from hermes.home import Home
 from hermes.sessions import (
     MATCH_CLOSE,
@@ -117,7 +118,8 @@ def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
     for key, value in _details(session):
         rich.print(_text(f"{key:9} {value}"))
     if experiment is not None:
-        rich.print(_text(f"{'run of':9} experiment {experiment} (hermes ab show {experiment})"))
+        again = command(state(ctx).hint_profile(), f"ab show {experiment}")
+        rich.print(_text(f"{'run of':9} experiment {experiment} (`{again}`)"))
     for message in messages:
         rich.print()
         _print_message(rich, message)

@@ -22,6 +22,7 @@ from typing import Any
 from hermes import __version__
 from hermes.daemon import wire
 from hermes.errors import HermesError
+from hermes.hints import command
 from hermes.home import Home, resolve_home
 
 START_TIMEOUT = 90.0
@@ -59,7 +60,7 @@ def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = 
         with sock:
             reply = _hand_over(sock, argv, environ)
             if reply.get("type") == "accepted":
-                return follow(sock, int(reply["pid"]))
+                return follow(sock, int(reply["pid"]), home.name)
             if reply.get("type") == "off":
                 return None  # runtime.daemon is now off: the server has stopped
             if reply.get("type") == "elsewhere":
@@ -170,8 +171,9 @@ def _hand_over(sock: socket.socket, argv: Sequence[str], environ: Mapping[str, s
     return reply or {"type": "refused", "message": "no answer"}
 
 
-def follow(sock: socket.socket, pid: int) -> int:
-    """Relay Ctrl-C to the command; its exit status (1 if the server died under it)."""
+def follow(sock: socket.socket, pid: int, profile: str) -> int:
+    """Relay Ctrl-C to the command; its exit status (1 if the server died under it, then
+    how to go on in ``profile``)."""
 
     def interrupt(*_: object) -> None:
         with contextlib.suppress(OSError):
@@ -187,7 +189,7 @@ def follow(sock: socket.socket, pid: int) -> int:
             if message is None:
                 sys.stderr.write(f"error: the hermes server stopped while running this "
                                  f"command (pid {pid}); what was done is saved — continue "
-                                 "with `hermes chat --continue`\n")
+                                 f"with `{command(profile, 'chat --continue')}`\n")
                 return 1
             if message.get("type") == "exit":
                 return int(message.get("code", 1))

@@ -9,13 +9,15 @@ from collections.abc import Iterator
 from hermes.experiments.render import view_of
 from hermes.experiments.store import Experiment, list_ids, open_experiment
 from hermes.experiments.summary import ArmSummary
+from hermes.hints import command
 from hermes.home import Home
 
 
 def list_lines(home: Home) -> Iterator[str]:
     ids = list_ids(home)
     if not ids:
-        yield "no experiments yet; start one with `hermes ab provider.model=a,b -q \"...\"`"
+        example = command(home.name, 'ab provider.model=a,b -q "..."')
+        yield f"no experiments yet; start one with `{example}`"
         return
     for experiment_id in ids:
         experiment = open_experiment(home, experiment_id)

@@ -8,10 +8,10 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from hermes.experiments.summary import ArmSummary, Comparison, best
+from hermes.hints import command
 
 Format = Literal["table", "json", "csv", "md"]
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "md")
@@ -103,8 +103,9 @@ def _rich(view: View, header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(line.rstrip() for line in output.splitlines()) + "\n"
 
 
-def render_runs(rows: list[dict[str, Any]], directory: Path) -> str:
-    """One line per run, failed checks named, and how to open a transcript."""
+def render_runs(rows: list[dict[str, Any]], profile: str) -> str:
+    """One line per run, failed checks named, and how to open a transcript (``hermes
+    sessions show`` finds a run's session in its experiment)."""
     lines = [""]
     for r in rows:
         failed = [kind for kind, check in r["checks"].items() if not check["passed"]]
@@ -112,7 +113,7 @@ def render_runs(rows: list[dict[str, Any]], directory: Path) -> str:
         cost = "-" if r["cost"] is None else f"${r['cost']:.6f}"
         lines.append(f"{r['arm']}  {r['task']}#{r['repeat']}  {verdict}  "
                      f"{r['latency_total']:.2f} s  {cost}  session {r['session_id']}")
-    lines.append(f"transcripts: HERMES_HOME={directory} hermes sessions show SESSION")
+    lines.append(f"transcripts: `{command(profile, 'sessions show SESSION')}`")
     return "\n".join(lines) + "\n"
 
 
