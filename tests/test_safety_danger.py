@@ -237,3 +237,13 @@ def test_arguments_passed_to_functions_and_shells_are_followed(command: str) -> 
     """`"$@"` in a function or `sh -c` runs what its caller passes."""
     danger = detect_danger(command)
     assert danger is not None and danger.key == "delete_root", (command, danger)
+
+
+def test_more_values_than_can_be_checked_are_not_taken_for_safe() -> None:
+    """Past the limits (values per variable used as a program, argument vectors per
+    line) the command cannot be checked: it is flagged, never passed."""
+    padded = "".join(f"x=a{i}\n" for i in range(100)) + "x='rm -rf /'\n$x"
+    assert {"unparseable", "computed_command"} <= {d.key for d in detect_dangers(padded)}
+    many = "\n".join(f"x=v{i}; echo $x $x $x" for i in range(2000))
+    assert [d.key for d in detect_dangers(many)] == ["unparseable"]
+    assert detect_dangers("for i in {1..100}; do echo $i; done") == []

@@ -153,7 +153,8 @@ def _read_script(script: str, via: tuple[str, ...], depth: int, line: CommandLin
     for command in commands:  # first every value, so a later assignment counts too
         variables.record(command)
     for command in commands:
-        for argv in [command.argv, *variables.resolve(command.argv)]:
+        variants = [] if variables.exhausted else variables.resolve(command.argv)
+        for argv in [command.argv, *variants]:
             for simple in _unwrap(replace(command, argv=argv), via):
                 line.commands.append(simple)
                 handed = _handed_script(simple)
@@ -165,6 +166,8 @@ def _read_script(script: str, via: tuple[str, ...], depth: int, line: CommandLin
                              variables)
     if error is not None:
         line.errors.append(str(error))
+    if variables.exhausted:
+        line.errors.append("its expansions take more values than can be checked")
 
 
 def _unwrap(command: Command, via: tuple[str, ...]) -> list[SimpleCommand]:

@@ -23,11 +23,13 @@ from itertools import islice, product
 from hermes.tools.shell import Command, ShellSyntaxError, parse, split_words
 from hermes.tools.shell_lexer import balanced_end
 
-MAX_VALUES = 256  # per variable, and argument vectors per command
+MAX_VALUES = 64  # per variable, and argument vectors per command
+MAX_VARIANTS = 4096  # argument vectors per command line: past that, it cannot be checked
 DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.DOTALL)
 SIMPLE_NAME = re.compile(r"\$([A-Za-z_]\w*|[0-9@*])")
 DEFAULTS = re.compile(r"^([A-Za-z_]\w*|[0-9@*])(\[[@*\d]+\])?(?:(:?[-=+])(.*))?$", re.DOTALL)
+NAMES = re.compile(r"\$\{?([A-Za-z_]\w*|[0-9@*])")
 BLANKS = " \t\n"
 
 
@@ -43,6 +45,10 @@ class Variables:
 
     values: dict[str, list[str]] = field(default_factory=dict)
     functions: set[str] = field(default_factory=set)
+    variants: int = 0
+    """Argument vectors handed out so far (``resolve`` stops at ``MAX_VARIANTS``)."""
+    overflowed: set[str] = field(default_factory=set)
+    """Variables given more values than are kept."""
 
     def record(self, command: Command) -> None:
         """Take in one command's assignments, ``export A=1``-style ones, ``set --``, and
@@ -72,14 +78,26 @@ class Variables:
             self._add(str(index), [arg])
 
     def resolve(self, argv: list[str]) -> list[list[str]]:
-        """The argument vectors ``argv`` could become (none if nothing is known)."""
+        """The argument vectors ``argv`` could become (none if nothing is known): every
+        value of the program word first, each with the first arguments it may get."""
         if not any(has_expansion(word) for word in argv):
+            return []
+        if set(NAMES.findall(argv[0])) & self.overflowed:  # the program could be any of them
+            self.variants = MAX_VARIANTS + 1
             return []
         choices = [[self._split(text) for text in self.expand(word)] or [[word]]
                    if has_expansion(word) else [[word]] for word in argv]
+        combos = ([program, *rest] for rest in product(*choices[1:]) for program in choices[0])
         found = [[part for fields in combo for part in fields]
-                 for combo in islice(product(*choices), MAX_VALUES)]
-        return [variant for variant in found if variant != argv]
+                 for combo in islice(combos, MAX_VALUES)]
+        variants = [variant for variant in found if variant != argv]
+        self.variants += len(variants)
+        return variants
+
+    @property
+    def exhausted(self) -> bool:
+        """More argument vectors than can be checked were asked for."""
+        return self.variants > MAX_VARIANTS
 
     def expand(self, word: str) -> list[str]:
         """The texts ``word`` could expand to (before splitting); [] if a part is unknown."""
@@ -107,7 +125,9 @@ class Variables:
     def _add(self, name: str, values: list[str]) -> None:
         known = self.values.setdefault(name, [])
         known.extend(v for v in values if v not in known)
-        del known[MAX_VALUES:]
+        if len(known) > MAX_VALUES:
+            self.overflowed.add(name)
+            del known[MAX_VALUES:]
 
     def _expansion(self, source: str) -> list[str]:
         if source.startswith(("$((", "$[")):
