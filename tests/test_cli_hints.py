@@ -16,20 +16,15 @@ from pathlib import Path
 import pytest
 
 from conftest import ok, refused, write_fake_provider
-from fakellm import FakeLLM, RecordedRequest, Reply
+from fakellm import FakeLLM
+from fakellm.by_model import held_while
 
 
 @pytest.fixture
 def held() -> Iterator[tuple[FakeLLM, threading.Event]]:
     """A fake LLM that holds every question containing "slow" until the event is set."""
     release = threading.Event()
-
-    def respond(request: RecordedRequest) -> Reply:
-        if "slow" in (request.last_user_text or ""):
-            release.wait(60)
-        return Reply(text="The answer is 4.")
-
-    with FakeLLM(fallback=respond, strict=False) as llm:
+    with FakeLLM(fallback=held_while("slow", release, "The answer is 4."), strict=False) as llm:
         try:
             yield llm, release
         finally:
@@ -88,11 +83,6 @@ def test_an_interrupted_experiment_says_how_to_resume_it_in_its_profile(
     assert opened.returncode == 0 and "slow: what is 2+2?" in opened.stdout
 
 
-def _children(pid: int) -> list[int]:
-    return [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
-            for c in (task / "children").read_text().split()]
-
-
 def test_a_dead_warm_server_says_how_to_continue_in_its_profile(
         environ, demo: Path, held: tuple[FakeLLM, threading.Event]) -> None:
     llm, _release = held
@@ -104,8 +94,9 @@ def test_a_dead_warm_server_says_how_to_continue_in_its_profile(
                               env=daemon_env, text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
     llm.wait_for_requests(2, timeout=60)
-    for child in _children(server):
-        os.kill(child, signal.SIGKILL)
+    for task in Path(f"/proc/{server}/task").iterdir():  # the child running the command
+        for child in (task / "children").read_text().split():
+            os.kill(int(child), signal.SIGKILL)
     _out, err = client.communicate(timeout=60)
     assert client.returncode == 1, err
     assert hint(err, "--continue") == "hermes -p demo chat --continue"

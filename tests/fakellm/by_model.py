@@ -13,6 +13,7 @@ already holds tool results gets the final answer), so it serves any number of ru
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -53,5 +54,18 @@ def tool_then_answer(name: str, arguments: Mapping[str, Any], text: str, *,
         if request.tool_results:
             return Reply(text=text, usage=usage or Usage())
         return Reply(tool_calls=[ToolCall(name, dict(arguments))], usage=usage or Usage())
+
+    return respond
+
+
+def held_while(word: str, release: threading.Event, text: str, *,
+               timeout: float = 60.0) -> Responder:
+    """Answer ``text``; a request whose last user message holds ``word`` first waits
+    until ``release`` is set (at most ``timeout`` seconds): a turn in flight, on cue."""
+
+    def respond(request: RecordedRequest) -> Turn:
+        if word in (request.last_user_text or ""):
+            release.wait(timeout)
+        return Reply(text=text)
 
     return respond
