@@ -89,8 +89,10 @@ def editor_command(environ: Mapping[str, str]) -> tuple[str, str]:
     return "EDITOR", "vi"
 
 
-def run_editor(environ: Mapping[str, str], path: Path, child_env: Mapping[str, str]) -> None:
-    """Run the user's editor on ``path``; a ``ConfigError`` if it cannot run or fails."""
+def run_editor(environ: Mapping[str, str], path: Path, child_env: Mapping[str, str],
+               unchanged: str = "config.yaml") -> None:
+    """Run the user's editor on ``path``; a ``ConfigError`` if it cannot run or fails
+    (saying that ``unchanged`` was left as it was)."""
     variable, command = editor_command(environ)
     fix = f"set ${variable} to an installed editor, e.g. `export {variable}=nano`"
     try:
@@ -105,6 +107,6 @@ def run_editor(environ: Mapping[str, str], path: Path, child_env: Mapping[str, s
         raise ConfigError(f'cannot run "{argv[0]}" ({reason}) — {fix}',
                           source=f"${variable}") from exc
     if result.returncode != 0:
-        raise ConfigError(f'"{argv[0]}" exited with status {result.returncode}; config.yaml '
+        raise ConfigError(f'"{argv[0]}" exited with status {result.returncode}; {unchanged} '
                           f"is unchanged — save and quit the editor normally to keep an edit",
                           source=f"${variable}")

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "daemon": ("daemon_cmd", "app", True),
     "sandbox": ("sandbox_cmd", "app", True),
     "ab": ("ab_cmd", "app", True),
+    "skills": ("skills_cmd", "app", True),
 }
 
 

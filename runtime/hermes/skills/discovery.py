@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from hermes.fsutil import atomic_write
-from hermes.memory.scan import find_threat
 from hermes.skills.format import SkillFormatError, SkillMeta, parse_skill_text
 from hermes.skills.model import SKILL_FILE, Skill, SkillSource
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -57,11 +56,14 @@ class Discovery:
 
 
 class ParseCache:
-    """Parsed frontmatter by file, valid while the file's mtime and size match."""
+    """Parsed frontmatter by file, valid while the file's mtime and size match: on disk
+    (``entries``, shared by processes) and in memory (``loaded``: the ``Skill`` or
+    ``Problem`` built from it, so a long-lived runtime's listings only stat files)."""
 
     def __init__(self, file: Path | None):
         self.file = file
         self.entries: dict[str, Any] = self._load()
+        self.loaded: dict[str, tuple[list[int], Skill | Problem]] = {}
         self.dirty = False
 
     def _load(self) -> dict[str, Any]:
@@ -85,10 +87,13 @@ class ParseCache:
     def save(self, seen: set[str]) -> None:
         """Write back (dropping files no longer seen) where the home exists."""
         gone = set(self.entries) - seen
+        for path in set(self.loaded) - seen:
+            del self.loaded[path]
         if not (self.dirty or gone) or self.file is None or not self.file.parent.parent.is_dir():
             return
         for path in gone:
             del self.entries[path]
+        self.dirty = False
         # A read-only home still lists its skills, only slower.
         with contextlib.suppress(OSError):
             atomic_write(self.file, json.dumps({"format": CACHE_FORMAT, "entries": self.entries}),
@@ -101,32 +106,42 @@ def discover(sources: Sequence[SkillSource], cache: ParseCache, platform: str) -
     winners: dict[str, Skill] = {}
     seen: set[str] = set()
     for source in sources:
-        for category, directory in skill_dirs(source.root):
-            seen.add(str(directory / SKILL_FILE))
-            skill = _load(source, category, directory, cache, found.problems)
-            if skill is None:
-                continue
-            if skill.meta is not None and not skill.meta.applies_to(platform):
-                found.other_platform.append(skill)
-            elif skill.name in winners:
-                found.shadowed.append((skill, winners[skill.name]))
+        for category, directory, stat in skill_dirs(source.root):
+            file = os.path.join(directory, SKILL_FILE)
+            seen.add(file)
+            loaded = _load(source, category, directory, stat, cache)
+            if isinstance(loaded, Problem):
+                found.problems.append(loaded)
+            elif loaded.meta is not None and not loaded.meta.applies_to(platform):
+                found.other_platform.append(loaded)
+            elif loaded.name in winners:
+                found.shadowed.append((loaded, winners[loaded.name]))
             else:
-                winners[skill.name] = skill
-                found.skills.append(skill)
+                winners[loaded.name] = loaded
+                found.skills.append(loaded)
     cache.save(seen)
     return found
 
 
-def skill_dirs(root: Path) -> Iterator[tuple[str | None, Path]]:
-    """``(category, directory)`` of every directory under ``root`` holding ``SKILL.md``."""
+def skill_dirs(root: Path) -> Iterator[tuple[str | None, str, os.stat_result]]:
+    """``(category, directory, stat of its SKILL.md)`` of every directory under ``root``
+    holding a ``SKILL.md`` (one ``stat`` per directory looked at)."""
     for entry in _subdirs(root):
-        path = Path(entry.path)
-        if os.path.isfile(path / SKILL_FILE):
-            yield None, path
+        stat = _stat(os.path.join(entry.path, SKILL_FILE))
+        if stat is not None:
+            yield None, entry.path, stat
             continue
-        for inner in _subdirs(path):
-            if os.path.isfile(os.path.join(inner.path, SKILL_FILE)):
-                yield entry.name, Path(inner.path)
+        for inner in _subdirs(entry.path):
+            stat = _stat(os.path.join(inner.path, SKILL_FILE))
+            if stat is not None:
+                yield entry.name, inner.path, stat
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _subdirs(root: Path | str) -> list[os.DirEntry[str]]:
@@ -138,27 +153,32 @@ def _subdirs(root: Path | str) -> list[os.DirEntry[str]]:
     return sorted(found, key=lambda e: e.name)
 
 
-def _load(source: SkillSource, category: str | None, directory: Path, cache: ParseCache,
-          problems: list[Problem]) -> Skill | None:
-    file = directory / SKILL_FILE
-    try:
-        stat = file.stat()
-    except OSError:
-        return None
+def _load(source: SkillSource, category: str | None, directory: str, stat: os.stat_result,
+          cache: ParseCache) -> Skill | Problem:
+    file = os.path.join(directory, SKILL_FILE)
     stamp = [stat.st_mtime_ns, stat.st_size]
-    entry = cache.get(str(file), stamp)
+    memo = cache.loaded.get(file)
+    if memo is not None and memo[0] == stamp and (
+            isinstance(memo[1], Problem) or memo[1].source == source):
+        return memo[1]
+    entry = cache.get(file, stamp)
     if entry is None:
-        entry = parse_entry(file, directory.name) | {"stamp": stamp}
-        cache.put(str(file), entry)
+        entry = parse_entry(Path(file), os.path.basename(directory)) | {"stamp": stamp}
+        cache.put(file, entry)
+    loaded: Skill | Problem
     if entry.get("problem"):
-        problems.append(Problem(file, *entry["problem"]))
-        return None
-    meta = SkillMeta.from_dict(entry["meta"])
-    return Skill(meta.name, directory, meta.description, category, source, meta)
+        loaded = Problem(Path(file), *entry["problem"])
+    else:
+        meta = SkillMeta.from_dict(entry["meta"])
+        loaded = Skill(meta.name, Path(directory), meta.description, category, source, meta)
+    cache.loaded[file] = (stamp, loaded)
+    return loaded
 
 
 def parse_entry(file: Path, directory_name: str) -> dict[str, Any]:
     """``{"meta": ...}`` for a good ``SKILL.md``, else ``{"problem": [field, message]}``."""
+    from hermes.memory.scan import find_threat  # only on a cache miss: its patterns cost
+
     try:
         text = file.read_text(encoding="utf-8")
         meta, _ = parse_skill_text(text, str(file))

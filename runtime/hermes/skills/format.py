@@ -21,11 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from hermes.errors import UserError
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 NAME_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?")
 """Skill and category names: lowercase letters, digits, ``-``, ``_`` and ``.``, at most
 64 characters, starting and ending with a letter or digit (agentskills.io allows only
@@ -70,13 +67,14 @@ class SkillMeta:
     """Frontmatter fields this runtime does not interpret, kept as they are."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data (for the discovery cache)."""
-        return {"name": self.name, "description": self.description, "version": self.version,
+        """Plain data for the discovery cache: fields with their default left out."""
+        data = {"name": self.name, "description": self.description, "version": self.version,
                 "license": self.license, "compatibility": self.compatibility,
                 "platforms": list(self.platforms), "tags": list(self.tags),
                 "related": list(self.related), "required_env": list(self.required_env),
                 "allowed_tools": list(self.allowed_tools), "metadata": self.metadata,
                 "extra": self.extra}
+        return {k: v for k, v in data.items() if v or k in ("name", "description")}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SkillMeta:
@@ -101,8 +99,11 @@ def split_frontmatter(text: str, file: str) -> tuple[dict[str, Any], str]:
     if end is None:
         raise SkillFormatError(file, "frontmatter", "not closed — add a '---' line after "
                                "the last field")
+    import yaml  # on a parse-cache miss only: a warm listing never loads it
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load("\n".join(lines[1:end]), Loader=_Loader)
+        data = yaml.load("\n".join(lines[1:end]), Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" on line {mark.line + 2}" if mark else ""

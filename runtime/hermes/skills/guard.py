@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes.memory.scan import find_threat
 from hermes.skills.model import SKILL_FILE
 
 MAX_SKILL_MD_CHARS = 100_000
@@ -61,6 +60,8 @@ def check_size(file: str, size: int) -> Finding | None:
 
 def scan_content(file: str, data: bytes) -> list[Finding]:
     """Findings in one file's content (``file`` is relative to the skill)."""
+    from hermes.memory.scan import find_threat  # compiled patterns: only when writing
+
     text = _text_of(data)
     if text is None:
         is_script = file.startswith("scripts/")

@@ -47,13 +47,14 @@ def render_index(skills: Sequence[Skill], max_chars: int,
     head = f"{HEADER}\n{INTRO}"
     budget = max_chars - len(head) - len(_left_out(len(skills))) - 2
     chosen: list[tuple[Skill, str]] = []
+    headed: set[str | None] = set()
     for skill in sorted(skills, key=lambda s: _priority(s, records)):
         line = f"- {skill.name}: {one_line(skill.description)}"
-        cost = len(line) + 1 + (0 if any(s.category == skill.category for s, _ in chosen)
-                                else len(_heading(skill)) + 2)
+        cost = len(line) + 1 + (0 if skill.category in headed else len(_heading(skill)) + 2)
         if cost > budget:
             continue
         budget -= cost
+        headed.add(skill.category)
         chosen.append((skill, line))
     if not chosen:
         return ""

@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from hermes.fsutil import atomic_write, private_dir
 from hermes.skills.model import Actor
 
@@ -90,6 +88,8 @@ class SkillState:
     @contextmanager
     def change(self) -> Iterator[dict[str, SkillRecord]]:
         """The records to change in place, saved when the block ends without an error."""
+        from filelock import FileLock  # only when writing: listings stay light
+
         private_dir(self.directory)
         with FileLock(self.directory / LOCK_FILE, timeout=LOCK_TIMEOUT, mode=0o600):
             records = {n: SkillRecord.from_dict(d) for n, d in self._read().items()}

@@ -1,0 +1,149 @@
+"""What ``hermes skills list`` and ``show`` print, and ``edit``'s editor round trip."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from hermes.errors import ConfigError, UserError
+from hermes.home import Home
+from hermes.skills.lockfile import read_lock
+from hermes.skills.model import SKILL_FILE, Skill
+from hermes.skills.state import SkillRecord
+from hermes.skills.store import Change, SkillsStore
+
+COLUMNS = ("NAME", "CATEGORY", "SOURCE", "USES", "LAST USED", "NOTES")
+
+
+def ago(when: float | None, now: float | None = None) -> str:
+    """``3d ago``, ``2h ago``, ``just now``; ``never`` for None."""
+    if when is None:
+        return "never"
+    seconds = max(0.0, (now or time.time()) - when)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def render_listing(store: SkillsStore, skills: Sequence[Skill],
+                   shadowed: Sequence[tuple[Skill, Skill]], since: float) -> str:
+    """The table of skills, the shadowed ones, and a summary line."""
+    records = store.records()
+    locked = read_lock(store.directory)
+    changes = {c.name: c for c in store.changed_since(since)}
+    rows = [(s.name, s.category or "general", _source(s, locked), *_usage(records.get(s.name)),
+             _notes(s, records.get(s.name), changes.get(s.name), shadowed))
+            for s in skills]
+    lines = _table([COLUMNS, *rows]) if rows else ["(no skills)"]
+    hidden = [(h, w) for h, w in shadowed if any(w is s for s in skills)]
+    if hidden:
+        lines += ["", "shadowed (the first source wins):"]
+        lines += [f"  {h.name} from {_source(h, locked)} ({h.path}) by {_source(w, locked)}"
+                  for h, w in hidden]
+    marked = sum(1 for s in skills if s.name in changes)
+    days = f"{(time.time() - since) / 86400:g}"
+    lines += ["", f"{len(skills)} skill{'s' if len(skills) != 1 else ''}; {len(hidden)} "
+                  f"shadowed; {marked} new or changed in the last {days} days (--days)"]
+    return "\n".join(lines)
+
+
+def _source(skill: Skill, locked: Mapping[str, object]) -> str:
+    if skill.writable and skill.name in locked:
+        return "installed"
+    return skill.origin
+
+
+def _usage(record: SkillRecord | None) -> tuple[str, str]:
+    if record is None:
+        return "0", "never"
+    return str(record.uses), ago(record.last_used)
+
+
+def _notes(skill: Skill, record: SkillRecord | None, change: Change | None,
+           shadowed: Sequence[tuple[Skill, Skill]]) -> str:
+    notes = []
+    if change is not None and skill.writable:
+        notes.append(f"{change.kind} ({change.by or '?'}, {ago(change.when)})")
+    if record is not None and record.pinned:
+        notes.append("pinned")
+    if record is not None and record.stale_since is not None:
+        notes.append("stale")
+    if not skill.writable:
+        notes.append("read-only")
+    over = [h.origin for h, w in shadowed if w is skill]
+    if over:
+        notes.append(f"shadows {', '.join(over)}")
+    return "; ".join(notes)
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return ["  ".join(cell.ljust(width) if i != 3 else cell.rjust(width)
+                      for i, (cell, width) in enumerate(zip(row, widths, strict=False)))
+            + "  " + row[-1] for row in rows]
+
+
+def render_header(store: SkillsStore, skill: Skill) -> str:
+    """``show``'s lines about the skill, above its SKILL.md."""
+    record = store.usage(skill.name)
+    entry = read_lock(store.directory).get(skill.name)
+    lines = [f"name: {skill.name}", f"category: {skill.category or 'general'}",
+             f"source: {skill.origin}{' (read-only)' if not skill.writable else ''} "
+             f"— {skill.path}"]
+    if entry is not None:
+        commit = f" @ {entry.commit[:12]}" if entry.commit else ""
+        lines.append(f"installed from: {entry.source}{commit}")
+    if skill.tags:
+        lines.append(f"tags: {', '.join(skill.tags)}")
+    status = [s for s, on in (("pinned", record.pinned), ("stale", record.stale_since))
+              if on]
+    lines.append(f"uses: {record.uses}, last used {ago(record.last_used)}"
+                 + (f"; {', '.join(status)}" if status else ""))
+    if record.updated is not None:
+        lines.append(f"last changed: {ago(record.updated)} by {record.updated_by}")
+    lines.append(f"files: {', '.join(store.files(skill.name)) or 'SKILL.md only'}")
+    return "\n".join([*lines, "─" * 40])
+
+
+def edit_in_editor(store: SkillsStore, home: Home, environ: Mapping[str, str], name: str,
+                   file: str | None) -> str:
+    """Open a copy of the file in the user's editor; save it through the store (validated
+    and scanned). A refused edit is kept in the copy, whose path the error names."""
+    from hermes.cli.config_editor import run_editor
+
+    original = store.read(name, file)
+    suffix = Path(file).suffix if file else ".md"
+    fd, temp = tempfile.mkstemp(prefix=f"hermes-skill-{name}-", suffix=suffix,
+                                dir=environ.get("TMPDIR") or None)
+    os.close(fd)
+    copy = Path(temp)
+    keep = False
+    try:
+        copy.write_text(original, encoding="utf-8")
+        try:
+            run_editor(environ, copy, home.child_env(environ), unchanged="the skill")
+        except ConfigError as exc:
+            raise UserError(str(exc)) from exc
+        text = copy.read_text(encoding="utf-8")
+        if text == original:
+            return "no changes"
+        try:
+            _save(store, name, file, text)
+        except UserError as exc:
+            keep = True
+            raise UserError(f"{exc}; your edit is kept in {copy}") from exc
+        return f"saved {file or SKILL_FILE} of {name}"
+    finally:
+        if not keep:
+            copy.unlink(missing_ok=True)
+
+
+def _save(store: SkillsStore, name: str, file: str | None, text: str) -> None:
+    if file in (None, SKILL_FILE):
+        store.edit(name, text, by="user")
+    else:
+        store.write_file(name, str(file), text, by="user")

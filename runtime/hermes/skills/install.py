@@ -1,0 +1,251 @@
+"""Installing skills from a path or a git repository, and updating them.
+
+A source is a local directory or a git URL (``https://``, ``ssh://``, ``git@host:``,
+``file://``, or anything ending in ``.git``), optionally followed by ``#subdir``.
+What it points at is one skill (a directory holding ``SKILL.md``) or a directory of
+skills (``<name>/SKILL.md`` or ``<category>/<name>/SKILL.md``). Each skill found is
+validated and scanned (``guard.scan_tree``) before the caller decides; installing
+copies it into the home under ``skills/<category>/<name>/`` (whole or not at all)
+and records the source, commit and content hash in ``skills/.lock.json``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hermes.errors import UserError
+from hermes.fsutil import private_dir
+from hermes.skills.discovery import parse_entry, skill_dirs
+from hermes.skills.format import check_name
+from hermes.skills.guard import Finding, relative_parts, scan_tree
+from hermes.skills.lockfile import LockEntry, content_hash, read_lock, write_lock
+from hermes.skills.model import SKILL_FILE, Skill, SkillError
+from hermes.skills.store import SkillsStore
+
+GIT_PREFIXES = ("https://", "http://", "ssh://", "git://", "file://", "git@")
+GIT_TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where skills are fetched from."""
+
+    text: str
+    """As the user gave it."""
+    location: str
+    """The path or git URL, without ``#subdir``."""
+    subdir: str
+    is_git: bool
+
+    @classmethod
+    def parse(cls, text: str) -> Source:
+        location, _, subdir = text.partition("#") if "#" in text else (text, "", "")
+        is_git = location.startswith(GIT_PREFIXES) or (
+            location.endswith(".git") and not Path(location).expanduser().is_dir())
+        if subdir and relative_parts(subdir) is None:
+            raise UserError(f"{text}: #{subdir} must be a path inside the source")
+        if not is_git:  # recorded absolute, so `update` works from any directory
+            location = str(Path(location).expanduser().resolve())
+            text = f"{location}#{subdir}" if subdir else location
+        return cls(text, location, subdir.strip("/") or ".", is_git)
+
+
+@dataclass
+class Fetched:
+    """A source's files on this machine (a clone in a temporary directory for git)."""
+
+    source: Source
+    root: Path
+    """The directory ``#subdir`` names."""
+    commit: str | None = None
+
+
+@dataclass
+class Candidate:
+    """One skill found in a fetched source, checked but not installed."""
+
+    name: str
+    category: str | None
+    directory: Path
+    subdir: str
+    """Its directory relative to the fetched source's top (for updates)."""
+    problem: str | None = None
+    """Why it cannot be installed at all (a malformed ``SKILL.md``)."""
+    findings: list[Finding] = field(default_factory=list)
+    """What the scan found (installs only with the user's explicit consent)."""
+    replaces: Skill | None = None
+    """The home's skill of the same name, if any."""
+
+    @property
+    def target(self) -> str:
+        return f"{self.category}/{self.name}" if self.category else self.name
+
+
+@contextmanager
+def fetch(source: Source) -> Iterator[Fetched]:
+    """The source's files; a git clone is removed when the block ends."""
+    if not source.is_git:
+        base = Path(source.location).expanduser().resolve()
+        root = base.joinpath(*relative_parts(source.subdir) or ()) if source.subdir != "." \
+            else base
+        if not root.is_dir():
+            raise UserError(f"{source.text}: no such directory")
+        yield Fetched(source, root)
+        return
+    with tempfile.TemporaryDirectory(prefix="hermes-skill-") as tmp:
+        clone = Path(tmp) / "source"
+        _git("clone", "--quiet", "--depth", "1", "--", source.location, str(clone), what=source)
+        commit = _git("-C", str(clone), "rev-parse", "HEAD", what=source).strip()
+        root = clone.joinpath(*relative_parts(source.subdir) or ()) if source.subdir != "." \
+            else clone
+        if not root.resolve().is_relative_to(clone.resolve()) or not root.is_dir():
+            raise UserError(f"{source.text}: the repository has no directory {source.subdir}")
+        yield Fetched(source, root, commit)
+
+
+def _git(*args: str, what: Source) -> str:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, env=env,
+                              timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise UserError("git is not installed; install it to fetch skills from git") from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{what.text}: git {args[0]} took over {GIT_TIMEOUT} s") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise UserError(f"{what.text}: git {args[0]} failed: "
+                        f"{lines[-1] if lines else done.returncode}")
+    return done.stdout
+
+
+def find_candidates(fetched: Fetched, store: SkillsStore,
+                    category: str | None = None) -> list[Candidate]:
+    """Every skill in the fetched source, validated and scanned."""
+    if category:
+        check_name(category, "--category", "category")
+    root = fetched.root
+    found = [(None, root)] if (root / SKILL_FILE).is_file() else \
+        [(category, Path(directory)) for category, directory, _ in skill_dirs(root)]
+    if not found:
+        raise UserError(f"{fetched.source.text}: no SKILL.md there, nor in its sub-directories")
+    top = top_of(fetched)
+    return [check_candidate(store, directory, top, category or own_category)
+            for own_category, directory in found]
+
+
+def top_of(fetched: Fetched) -> Path:
+    """The fetched tree's top: the clone, or the local path without ``#subdir``."""
+    parts = relative_parts(fetched.source.subdir) if fetched.source.subdir != "." else None
+    top = fetched.root
+    for _ in parts or ():
+        top = top.parent
+    return top
+
+
+def check_candidate(store: SkillsStore, directory: Path, top: Path,
+                    category: str | None = None) -> Candidate:
+    """The skill in ``directory`` validated and scanned; ``top`` is the fetched tree's
+    top (its ``subdir`` is relative to it)."""
+    entry = parse_entry(directory / SKILL_FILE, directory.name)
+    subdir = directory.relative_to(top).as_posix() if directory != top else "."
+    if entry.get("problem"):
+        field_name, message = entry["problem"]
+        return Candidate(directory.name, category, directory, subdir,
+                         problem=f"{SKILL_FILE}: {field_name}: {message}")
+    name = entry["meta"]["name"]
+    existing = store.find(name)
+    return Candidate(name, category, directory, subdir, findings=scan_tree(directory),
+                     replaces=existing if existing is not None and existing.writable else None)
+
+
+def install(store: SkillsStore, candidate: Candidate, fetched: Fetched) -> Skill:
+    """Copy ``candidate`` into the home (replacing a skill of its name) and lock it."""
+    if candidate.problem:
+        raise SkillError(f"{candidate.name}: {candidate.problem}")
+    target = store.directory / candidate.target
+    _replace_dir(store, candidate.directory, target, candidate.replaces)
+    now = store.clock()
+    entries = read_lock(store.directory)
+    entries[candidate.name] = LockEntry(
+        source=fetched.source.text, subdir=candidate.subdir, hash=content_hash(target),
+        path=candidate.target, installed=now, updated=now, commit=fetched.commit)
+    write_lock(store.directory, entries)
+    store.state.note_write(candidate.name, "install", "install")
+    return store.get(candidate.name)
+
+
+def apply_update(store: SkillsStore, name: str, candidate: Candidate, fetched: Fetched) -> None:
+    """Replace installed skill ``name`` with ``candidate`` and update its lock entry."""
+    entries = read_lock(store.directory)
+    entry = entries[name]
+    target = store.directory / entry.path
+    current = store.find(name)
+    _replace_dir(store, candidate.directory, target, current if current and current.writable
+                 else None)
+    entry.hash, entry.commit, entry.updated = content_hash(target), fetched.commit, store.clock()
+    write_lock(store.directory, entries)
+    store.state.note_write(name, "update", "install")
+
+
+def _replace_dir(store: SkillsStore, source: Path, target: Path, old: Skill | None) -> None:
+    """Copy ``source`` to ``target`` (replacing ``old``) so it appears whole."""
+    staging = store.directory / f".staging-install-{os.getpid()}-{target.name}"
+    if staging.exists():
+        store.remove_tree(staging)
+    private_dir(store.directory)
+    shutil.copytree(source, staging, symlinks=True,
+                    ignore=lambda _d, names: [n for n in names if n.startswith(".git")])
+    try:
+        if old is not None:
+            store.remove_tree(old.path)
+        private_dir(target.parent)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            store.remove_tree(staging)
+
+
+def tree_diff(old: Path, new: Path, label: str) -> list[str]:
+    """A unified diff of two skill directories (binary files named only)."""
+    names = sorted({_rel(p, old) for p in _files(old)} | {_rel(p, new) for p in _files(new)})
+    lines: list[str] = []
+    for rel in names:
+        before, after = _lines(old / rel), _lines(new / rel)
+        if before == after:
+            continue
+        if before is None or after is None:
+            lines.append(f"Binary file {label}/{rel} differs\n")
+            continue
+        lines += difflib.unified_diff(before or [], after or [], f"a/{label}/{rel}",
+                                      f"b/{label}/{rel}")
+    return lines
+
+
+def _files(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return [p for p in root.rglob("*") if p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)]
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _lines(path: Path) -> list[str] | None:
+    """A text file's lines; [] when absent; None when binary."""
+    if not path.exists():
+        return []
+    try:
+        return path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return None
