@@ -39,6 +39,13 @@ def check_placeholders(raw: dict[str, Any], resolved: dict[str, Any], sources: S
                 source=f"{env_file} or the environment", key=name)
 
 
+def redacted_keys(raw: dict[str, Any]) -> list[str]:
+    """Dotted keys whose value is ``<redacted>``. In a composed config's ``raw`` (where
+    placeholders were refused and literal secrets redacted) these are the secrets
+    written as values instead of by reference."""
+    return [key for key, value in _leaves(raw) if value == REDACTED]
+
+
 def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """``(dotted key, value)`` for every scalar in a plain tree."""
     if isinstance(node, dict):

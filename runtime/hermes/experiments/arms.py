@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes.credentials import REDACTED, is_reference, is_secret_key
 from hermes.errors import HermesError
+from hermes.hints import for_profile
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,19 @@ def plan_arms(profiles: Sequence[str], sweeps: Sequence[str]) -> list[Arm]:
     arms: list[Arm] = []
     for profile in profiles:
         for run in runs:
-            label = [run[i] for i in varying]
+            label = [_shown(run[i]) for i in varying]
             if len(profiles) > 1:
                 label.insert(0, profile)
             arms.append(Arm(" ".join(label) or profile, profile, tuple(run)))
     return arms
+
+
+def _shown(override: str) -> str:
+    """An override as an arm's name shows it: a literal secret redacted."""
+    key, equals, value = override.partition("=")
+    if equals and is_secret_key(key) and not is_reference(value):
+        return f"{key}={REDACTED}"
+    return override
 
 
 @dataclass(frozen=True)
@@ -63,22 +73,46 @@ class ComposedArm:
 
 def compose_arms(arms: Sequence[Arm], manager: Any, environ: Mapping[str, str]
                  ) -> tuple[list[ComposedArm], list[str]]:
-    """Compose every arm; the composed ones and a problem line for each one that fails."""
+    """Compose every arm; the composed ones and a problem line for each one that fails
+    (its hints name the arm's profile when the arms come from several)."""
     from hermes.config import compose_config
     from hermes.doctor import missing_api_key
 
     composed: list[ComposedArm] = []
     problems: list[str] = []
+    several = len({arm.profile for arm in arms}) > 1
     for number, arm in enumerate(arms, 1):
         try:
             result = compose_config(manager.home(arm.profile), environ, arm.overrides)
+            missing = missing_api_key(result)
+            problem = (f"no API key for provider {result.config.provider.name} — set {missing}"
+                       if missing else _literal_secret(result))
         except HermesError as exc:
-            problems.append(f"arm {number} ({arm.name}): {exc}")
-            continue
-        missing = missing_api_key(result)
-        if missing:
-            problems.append(f"arm {number} ({arm.name}): no API key for provider "
-                            f"{result.config.provider.name} — set {missing}")
-            continue
-        composed.append(ComposedArm(arm, result.raw))
+            problem = str(exc)
+        if problem:
+            problems.append(f"arm {number} ({arm.name}): "
+                            f"{for_profile(problem, arm.profile, always=several)}")
+        else:
+            composed.append(ComposedArm(arm, result.raw))
     return composed, problems
+
+
+def _literal_secret(composed: Any) -> str | None:
+    """A secret written as a value would be stored with the experiment (redacted there,
+    so every run would fail): refused, with the fix — the secret in .env, the arm
+    referring to it. Where it came from is named, never its value."""
+    from hermes.config.placeholders import redacted_keys
+
+    keys = redacted_keys(composed.raw)
+    if not keys:
+        return None
+    key = keys[0]
+    name = key.upper().replace(".", "_")
+    reference = "${secret:" + name + "}"
+    origin = (composed.sources.who_set(key) or "a layer").split(": ", 1)[0]  # not the value
+    if origin == "command line":
+        where, use = "given on the command line", f"pass {key}='{reference}'"
+    else:
+        where, use = f"in {origin}", f"write {reference} in its place"
+    return (f"{key}: a literal secret {where} would be stored with the experiment — put it "
+            f"in .env (`hermes config set {name} …`) and {use}")
