@@ -7,7 +7,7 @@ import csv
 import io
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from hermes.experiments.summary import ArmSummary, Comparison, best
@@ -73,12 +73,9 @@ def render(view: View, fmt: Format, runs: list[dict[str, Any]] | None = None) ->
     if fmt == "json":
         return json.dumps(_json(view) | ({"runs": runs} if runs is not None else {}),
                           indent=2) + "\n"
-    header, rows = table_rows(view)
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerows([header, *rows])
-        return buffer.getvalue()
+        return _csv(view)
+    header, rows = table_rows(view)
     if fmt == "md":
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -115,6 +112,21 @@ def render_runs(rows: list[dict[str, Any]], profile: str) -> str:
                      f"{r['latency_total']:.2f} s  {cost}  session {r['session_id']}")
     lines.append(f"transcripts: `{command(profile, 'sessions show SESSION')}`")
     return "\n".join(lines) + "\n"
+
+
+def _csv(view: View) -> str:
+    """One row per arm: the JSON's raw numbers (rates 0–1, seconds, USD; empty for
+    none) in its names, and the columns the arm is best in."""
+    marks = best(view.summaries)
+    names = [f.name for f in fields(ArmSummary)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*names, "best"])
+    for summary in view.summaries:
+        values = summary.to_json()
+        writer.writerow([*("" if values[n] is None else values[n] for n in names),
+                         " ".join(c for c, arms in marks.items() if summary.arm in arms)])
+    return buffer.getvalue()
 
 
 def _json(view: View) -> dict[str, Any]:

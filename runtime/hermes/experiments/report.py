@@ -6,17 +6,21 @@ per arm (every run a dot, the median a bar), and pass rate per task and arm.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from hermes.experiments.render import table_rows, view_of
+from hermes.experiments.stats import quantile
 from hermes.experiments.store import Experiment
 from hermes.experiments.summary import ArmSummary
 from hermes.fsutil import atomic_write
 
 WIDTH, ROW, LEFT = 720, 28, 180
+SPAN = WIDTH - LEFT - 60
+"""The plot's width: the right margin leaves room for the last tick's label."""
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
 CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:980px}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
@@ -41,8 +45,9 @@ def render_report(experiment: Experiment) -> str:
         _html_table(header, cells),
         *[f"<p>{escape(s)}</p>" for s in (view.comparison.sentences if view.comparison else [])],
         "<h2>Pass rate per arm (95 % Wilson interval)</h2>", _pass_chart(view.summaries),
-        "<h2>Latency per run (s)</h2>", _strip_chart("chart-latency", arms, rows, "latency_total"),
-        "<h2>Cost per run (USD)</h2>", _strip_chart("chart-cost", arms, rows, "cost"),
+        "<h2>Latency per run (s)</h2>",
+        _strip_chart("chart-latency", arms, rows, "latency_total", "latency"),
+        "<h2>Cost per run (USD)</h2>", _strip_chart("chart-cost", arms, rows, "cost", "cost", "$"),
         "<h2>Pass rate per task</h2>", _task_chart(arms, [t.id for t in experiment.tasks], rows),
         "<h2>Runs</h2>", _runs_table(rows),
     ]
@@ -68,59 +73,71 @@ def _label(y: float, text: str) -> str:
     return f'<text x="{LEFT - 8}" y="{y + 4}" text-anchor="end">{escape(text)}</text>'
 
 
-def _axis(height: int, top: float, unit: str) -> str:
-    span = WIDTH - LEFT - 20
-    ticks = "".join(
-        f'<line x1="{LEFT + span * f}" y1="10" x2="{LEFT + span * f}" y2="{height - 20}" '
-        f'stroke="#eee"/><text x="{LEFT + span * f}" y="{height - 5}" text-anchor="middle">'
-        f"{escape(_tick(top * f, unit))}</text>" for f in (0, 0.25, 0.5, 0.75, 1))
-    return ticks
+def _axis(height: int, ticks: Sequence[float], top: float, text: Callable[[float], str]
+          ) -> str:
+    """Grid lines and labels at ``ticks`` on a scale from 0 to ``top``."""
+    return "".join(
+        f'<line x1="{_x(t, top):.1f}" y1="10" x2="{_x(t, top):.1f}" y2="{height - 20}" '
+        f'stroke="#eee"/><text class="tick" x="{_x(t, top):.1f}" y="{height - 5}" '
+        f'text-anchor="middle">{escape(text(t))}</text>' for t in ticks)
 
 
-def _tick(value: float, unit: str) -> str:
-    if unit == "%":
-        return f"{value:.0%}"
-    return f"${value:.2g}" if unit == "$" else f"{value:.3g}"
+def _x(value: float, top: float) -> float:
+    return LEFT + SPAN * value / top
+
+
+def nice_ticks(top: float) -> tuple[list[float], int]:
+    """Ticks from 0 to at least ``top`` in 3-6 round steps (1, 2, 2.5 or 5 × 10^k), and
+    the decimals that print every one of them exactly: one format for the whole axis."""
+    if top <= 0:
+        return [0.0], 0
+    rough = top / 4
+    magnitude = 10 ** math.floor(math.log10(rough))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= rough * 0.999)
+    decimals = next(d for d in range(16) if abs(round(step, d) - step) < step * 1e-9)
+    count = math.ceil(top / step - 1e-9)
+    return [round(step * i, decimals) for i in range(count + 1)], decimals
 
 
 def _pass_chart(summaries: Sequence[ArmSummary]) -> str:
     height = 40 + ROW * len(summaries)
-    span = WIDTH - LEFT - 20
-    parts = [_axis(height, 1.0, "%")]
+    parts = [_axis(height, (0, 0.25, 0.5, 0.75, 1.0), 1.0, lambda t: f"{t:.0%}")]
     for i, s in enumerate(summaries):
         y = 14 + i * ROW
-        rate = s.pass_rate or 0.0
         parts.append(_label(y + 8, s.arm))
-        parts.append(f'<rect class="bar" x="{LEFT}" y="{y}" width="{span * rate:.1f}" '
-                     f'height="16" fill="{PALETTE[i % len(PALETTE)]}"/>')
-        parts.append(f'<line class="interval" x1="{LEFT + span * s.pass_low:.1f}" y1="{y + 8}" '
-                     f'x2="{LEFT + span * s.pass_high:.1f}" y2="{y + 8}" stroke="#222" '
+        parts.append(f'<rect class="bar" x="{LEFT}" y="{y}" '
+                     f'width="{SPAN * (s.pass_rate or 0.0):.1f}" height="16" '
+                     f'fill="{PALETTE[i % len(PALETTE)]}"/>')
+        parts.append(f'<line class="interval" x1="{_x(s.pass_low, 1.0):.1f}" y1="{y + 8}" '
+                     f'x2="{_x(s.pass_high, 1.0):.1f}" y2="{y + 8}" stroke="#222" '
                      'stroke-width="2"/>')
     return _svg("chart-pass-rate", height, "".join(parts), "pass rate per arm")
 
 
 def _strip_chart(chart_id: str, arms: Sequence[str], rows: Sequence[dict[str, Any]],
-                 column: str) -> str:
+                 column: str, what: str, prefix: str = "") -> str:
+    """Every run of each arm a dot, its median a bar; an arm without a value for
+    ``column`` gets a note, and a chart without any gets no axis."""
     values = {arm: [r[column] for r in rows if r["arm"] == arm and r[column] is not None]
               for arm in arms}
-    top = max([v for vs in values.values() for v in vs] or [0.0]) or 1.0
+    found = [v for vs in values.values() for v in vs]
     height = 40 + ROW * len(arms)
-    span = WIDTH - LEFT - 20
-    parts = [_axis(height, top, "$" if column == "cost" else "s")]
+    ticks, decimals = nice_ticks(max(found, default=0.0))
+    top = ticks[-1] or 1.0
+    parts = [_axis(height, ticks, top, lambda t: f"{prefix}{t:.{decimals}f}")] if found else []
     for i, arm in enumerate(arms):
         y = 22 + i * ROW
         parts.append(_label(y, arm))
-        for value in values[arm]:
-            parts.append(f'<circle class="run" cx="{LEFT + span * value / top:.1f}" cy="{y}" '
-                         f'r="4" fill="{PALETTE[i % len(PALETTE)]}" fill-opacity="0.6"/>')
-        ordered = sorted(values[arm])
-        if ordered:
-            median = ordered[len(ordered) // 2] if len(ordered) % 2 else \
-                (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
-            x = LEFT + span * median / top
-            parts.append(f'<line class="median" x1="{x:.1f}" y1="{y - 9}" x2="{x:.1f}" '
-                         f'y2="{y + 9}" stroke="#222" stroke-width="2"/>')
-    return _svg(chart_id, height, "".join(parts), f"{column} per run")
+        if not values[arm]:
+            parts.append(f'<text class="no-data" x="{LEFT}" y="{y + 4}" fill="#666">'
+                         f"no {what} data</text>")
+            continue
+        parts += [f'<circle class="run" cx="{_x(v, top):.1f}" cy="{y}" r="4" '
+                  f'fill="{PALETTE[i % len(PALETTE)]}" fill-opacity="0.6"/>' for v in values[arm]]
+        x = _x(quantile(values[arm], 0.5) or 0.0, top)
+        parts.append(f'<line class="median" x1="{x:.1f}" y1="{y - 9}" x2="{x:.1f}" '
+                     f'y2="{y + 9}" stroke="#222" stroke-width="2"/>')
+    return _svg(chart_id, height, "".join(parts), f"{what} per run")
 
 
 def _task_chart(arms: Sequence[str], tasks: Sequence[str], rows: Sequence[dict[str, Any]]
