@@ -9,9 +9,10 @@ The corpus is ``tests/danger_table.py`` (every dangerous class and the tricky sa
 commands). Each side runs in its own interpreter with the same ``HOME`` (a
 temporary directory): ours through ``hermes.tools.danger.detect_dangers``, theirs
 through ``tools.approval.detect_dangerous_command`` and ``detect_hardline_command``.
-Prints how many of the dangerous commands each side gates, how many safe ones it
-flags, the commands where the two disagree, and the median detection time per
-command (``--rounds`` passes over the corpus, after one untimed pass).
+Prints how many of the dangerous commands each side gates, how many of those that
+must never run it refuses outright (hard block), how many safe ones it flags, the
+commands where the two disagree, and the median detection time per command
+(``--rounds`` passes over the corpus, after one untimed pass).
 """
 
 from __future__ import annotations
@@ -102,17 +103,21 @@ def main() -> int:
 
 def summarise(commands: list[str], ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
     n_danger = len(DANGEROUS)
-    report: dict[str, Any] = {"dangerous": n_danger, "safe": len(SAFE)}
+    must_block = [index for index, (_, _, hard) in enumerate(DANGEROUS) if hard]
+    report: dict[str, Any] = {"dangerous": n_danger, "safe": len(SAFE), "hard": len(must_block)}
     for side, result in (("ours", ours), ("theirs", theirs)):
         flags = [v[0] for v in result["verdicts"]]
         report[side] = {
             "gated": sum(flags[:n_danger]), "safe_flagged": sum(flags[n_danger:]),
+            "hard_blocked": sum(result["verdicts"][i][2] for i in must_block),
             "us_per_command": statistics.median(result["seconds_per_command"]) * 1e6,
         }
-    print(f"corpus: {n_danger} dangerous, {len(SAFE)} safe (tests/danger_table.py)")
+    print(f"corpus: {n_danger} dangerous ({len(must_block)} never to run), {len(SAFE)} safe "
+          "(tests/danger_table.py)")
     for side in ("ours", "theirs"):
         figures = report[side]
-        print(f"{side:>6}: gated {figures['gated']}/{n_danger}, safe flagged "
+        print(f"{side:>6}: gated {figures['gated']}/{n_danger}, hard-blocked "
+              f"{figures['hard_blocked']}/{len(must_block)}, safe flagged "
               f"{figures['safe_flagged']}/{len(SAFE)}, "
               f"{figures['us_per_command']:.0f} µs per command (median of passes)")
     ratio = report["ours"]["us_per_command"] / report["theirs"]["us_per_command"]
