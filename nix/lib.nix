@@ -35,7 +35,7 @@ rec {
 
   /* The options of services.hermes-agent.profiles.<name>. `settingsFormat` is
      pkgs.formats.yaml { } (or the test's stand-in). */
-  profileModule = { settingsFormat, pluginsDir }:
+  profileModule = { settingsFormat, pluginsDir, skillsDir }:
     { name, config, ... }:
     {
       options = {
@@ -97,6 +97,20 @@ rec {
           '';
         };
 
+        extraSkills = mkOption {
+          type = types.listOf types.path;
+          default = [ ];
+          example = lib.literalExpression "[ ./skills/deploy pkgs.hermes-skills-ops ]";
+          description = ''
+            Skills (a directory holding a `SKILL.md`) or collections of skills (a
+            directory of such directories), linked read-only from the store into one
+            directory named in this profile's layer as `skills.directories`: searched
+            after the profile's own `skills/`, before the bundled skills. Named after
+            their directory (store hash removed), which must be the skill's name; a
+            collection's name becomes its skills' category.
+          '';
+        };
+
         extraPythonPackages = mkOption {
           type = types.listOf types.package;
           default = [ ];
@@ -132,9 +146,14 @@ rec {
         };
       };
 
-      config.settings = lib.mkIf (config.extraPlugins != [ ]) {
-        plugins.directories = [ "${pluginsDir name config.extraPlugins}" ];
-      };
+      config.settings = lib.mkMerge [
+        (lib.mkIf (config.extraPlugins != [ ]) {
+          plugins.directories = [ "${pluginsDir name config.extraPlugins}" ];
+        })
+        (lib.mkIf (config.extraSkills != [ ]) {
+          skills.directories = [ "${skillsDir name config.extraSkills}" ];
+        })
+      ];
     };
 
   pluginName = plugin:
@@ -147,6 +166,10 @@ rec {
   /* One directory of a profile's extraPlugins: <plugin name> -> plugin. */
   mkPluginsDir = pkgs: name: plugins:
     pkgs.linkFarm "hermes-${name}-plugins" (map (p: { name = pluginName p; path = p; }) plugins);
+
+  /* One directory of a profile's extraSkills: <skill or collection name> -> path. */
+  mkSkillsDir = pkgs: name: skills:
+    pkgs.linkFarm "hermes-${name}-skills" (map (p: { name = pluginName p; path = p; }) skills);
 
   /* The system layer of every profile: profiles/<name>/config.yaml (see
      runtime/hermes/config/layers.py). One directory for all of them, so a gateway
@@ -197,6 +220,7 @@ rec {
       type = types.attrsOf (types.submodule (profileModule {
         inherit settingsFormat;
         pluginsDir = mkPluginsDir pkgs;
+        skillsDir = mkSkillsDir pkgs;
       }));
       default = { };
       description = "Profiles by name; each is a home under `${prefix}.stateDir` with its own settings and secrets.";

@@ -168,6 +168,11 @@ if target != "nixos" then {
     entries = map (e: { inherit (e) name; path = toString e.path; })
       (hermesLib.mkPluginsDir pkgs name p.extraPlugins).entries;
   }) cfg.profiles;
+  skillDirs = lib.mapAttrs (name: p: {
+    path = "${hermesLib.mkSkillsDir pkgs name p.extraSkills}";
+    entries = map (e: { inherit (e) name; path = toString e.path; })
+      (hermesLib.mkSkillsDir pkgs name p.extraSkills).entries;
+  }) cfg.profiles;
   tmpfiles = config.systemd.tmpfiles.rules;
   users = config.users.users;
   groups = lib.attrNames config.users.groups;
