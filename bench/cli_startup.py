@@ -155,6 +155,16 @@ def add_common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write raw figures here")
 
 
+def checked_arguments(ap: argparse.ArgumentParser) -> argparse.Namespace:
+    """Parse; refuse ``--rounds`` below 1 and an ``--ours`` that cannot run."""
+    args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be >= 1")
+    if not os.access(args.ours, os.X_OK):
+        ap.error(f"{args.ours} is not executable (run `uv sync --frozen --group test`?)")
+    return args
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Median start-up time and peak RSS of hermes-runtime's CLI vs "
@@ -164,11 +174,7 @@ def main() -> int:
                "after measuring; FAIL lines mark missed targets.")
     ap.add_argument("--rounds", type=int, default=15, help="timed rounds (default: 15)")
     add_common_arguments(ap)
-    args = ap.parse_args()
-    if args.rounds < 1:
-        ap.error("--rounds must be >= 1")
-    if not os.access(args.ours, os.X_OK):
-        ap.error(f"{args.ours} is not executable (run `uv sync --frozen --group test`?)")
+    args = checked_arguments(ap)
     theirs_exe: Path = args.theirs or ensure_theirs(DEFAULT_THEIRS_VENV)
     if not os.access(theirs_exe, os.X_OK):
         ap.error(f"{theirs_exe} is not executable")

@@ -5,15 +5,18 @@ entry, update showing the diff, and audit."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import ok, refused
+from conftest import REPO, ok, refused
 from hermes.home import home_from_path
 from hermes.skills.lockfile import content_hash
 from hermes.skills.store import SkillsStore
@@ -218,3 +221,51 @@ def test_audit_rescans_every_skill(hermes, root: Path) -> None:
     assert result.exit_code == 1
     assert "csv-report (home): ! 1 finding(s)" in result.stdout
     assert "scripts/check.sh: exfiltration" in result.stdout
+
+
+def readme_skills_commands() -> list[str]:
+    """The ``hermes skills ...`` lines of the README's Skills section (up to its first
+    subsection: the learning loop's example has its own test), comments dropped."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = re.split(r"\n##+ ", text.split("\n## Skills\n", 1)[1], maxsplit=1)[0]
+    blocks = re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
+    lines = [re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
+             for block in blocks for line in block.splitlines()]
+    return [line for line in lines if line.startswith("hermes skills ")]
+
+
+def test_the_readme_skills_commands_run_as_written(environ: dict[str, str], root: Path,
+                                                   tmp_path: Path, repo: Path) -> None:
+    commands = readme_skills_commands()
+    verbs = [command.split()[2] for command in commands]
+    assert verbs == ["list", "show", "create", "edit", "install", "update", "pin", "audit",
+                     "unpin", "delete"]
+    url = re.search(r"install (\S+?)(?:#|\s|$)", " ".join(commands))
+    assert url is not None
+    # The README's URL is served by the local repository (git's own insteadOf), offline.
+    env = environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{environ['PATH']}",
+                     "EDITOR": "sed -i 's/^1\\.$/1. Label it by area./'",
+                     "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.file://{repo}.insteadOf",
+                     "GIT_CONFIG_VALUE_0": url.group(1)}
+    outputs = {}
+    for command, verb in zip(commands, verbs, strict=True):
+        done = subprocess.run(["bash", "-c", command], env=env, cwd=tmp_path, input="y\n",
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        outputs[verb] = done.stdout
+    assert "git-workflow" in outputs["list"] and "name: git-workflow" in outputs["show"]
+    assert "saved SKILL.md of triage" in outputs["edit"]
+    assert "installed csv-report" in outputs["install"]
+    assert "csv-report: up to date" in outputs["update"]
+    assert "triage (home): ✓ clean" in outputs["audit"]
+    assert "deleted triage" in outputs["delete"] and not (root / "skills" / "work").exists()
+    lock = json.loads((root / "skills" / ".lock.json").read_text())["skills"]
+    assert lock["csv-report"]["source"] == url.group(1) + "#skills"
+
+
+def test_profile_show_counts_the_profiles_own_skills_in_categories(hermes, root: Path) -> None:
+    put(root / "skills", "loose/SKILL.md", skill_md("loose"))
+    put(root / "skills", "work/triage/SKILL.md", skill_md("triage"))
+    put(root / "skills", ".archive/old/SKILL.md", skill_md("old"))
+    shown = ok(hermes("profile", "show"))
+    assert re.search(r"^skills +2$", shown, re.M), shown

@@ -14,41 +14,58 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.errors import ConfigError
 from hermes.home import Home
 
 
+@dataclass
+class EditorCopy:
+    """A private temporary copy the user edits."""
+
+    path: Path
+    keep: bool = False
+    """Leave the file behind (a refused edit the user should not lose)."""
+
+
+@contextmanager
+def editor_copy(text: str, environ: Mapping[str, str], *, prefix: str,
+                suffix: str) -> Iterator[EditorCopy]:
+    """``text`` in a new private file in ``$TMPDIR``, removed afterwards unless kept."""
+    fd, name = tempfile.mkstemp(suffix=suffix, prefix=prefix, dir=environ.get("TMPDIR") or None)
+    os.close(fd)
+    copy = EditorCopy(Path(name))
+    try:
+        copy.path.write_text(text, encoding="utf-8")
+        yield copy
+    finally:
+        if not copy.keep:
+            copy.path.unlink(missing_ok=True)
+
+
 def edit_config(home: Home, environ: Mapping[str, str]) -> str:
     """Run the editor until the result is valid or the user gives up; what happened."""
     original = home.config_file.read_text(encoding="utf-8") if home.config_file.exists() else ""
-    fd, name = tempfile.mkstemp(suffix=".yaml", prefix="hermes-config-",
-                                dir=environ.get("TMPDIR") or None)
-    os.close(fd)
-    copy = Path(name)
-    keep = False
-    try:
-        copy.write_text(original, encoding="utf-8")
+    with editor_copy(original, environ, prefix="hermes-config-", suffix=".yaml") as copy:
         while True:
-            run_editor(environ, copy, home.child_env(environ))
-            text = copy.read_text(encoding="utf-8")
+            run_editor(environ, copy.path, home.child_env(environ))
+            text = copy.path.read_text(encoding="utf-8")
             if text == original:
                 return "no changes"
             problem = _problem(home, environ, text)
             if problem is None:
                 break
             if not _offer_reopen(problem):
-                keep = True
-                raise ConfigError(f"{problem.detail}; your edit is kept in {copy}, "
+                copy.keep = True
+                raise ConfigError(f"{problem.detail}; your edit is kept in {copy.path}, "
                                   "config.yaml is unchanged", source=problem.source,
                                   key=problem.key) from problem
-        _save(home, text)
-        return f"saved {home.config_file}"
-    finally:
-        if not keep:
-            copy.unlink(missing_ok=True)
+    _save(home, text)
+    return f"saved {home.config_file}"
 
 
 def _problem(home: Home, environ: Mapping[str, str], text: str) -> ConfigError | None:

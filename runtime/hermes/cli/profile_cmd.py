@@ -75,6 +75,7 @@ def show(ctx: typer.Context, name: str | None = typer.Argument(
         None, help="Profile to show; the current one by default.")) -> None:
     """Show a profile's path, provider, model and contents."""
     from hermes.credentials import read_env_file
+    from hermes.skills.discovery import skill_dirs
 
     st = state(ctx)
     manager = st.manager()
@@ -86,7 +87,7 @@ def show(ctx: typer.Context, name: str | None = typer.Argument(
             ("provider", info.provider), ("model", info.model),
             ("description", info.description or "-"),
             ("secrets", ", ".join(sorted(secrets)) or "none (values never shown)"),
-            ("skills", str(sum(1 for _ in home.skills_dir.glob("*/SKILL.md")))),
+            ("skills", str(sum(1 for _ in skill_dirs(home.skills_dir)))),
             ("sessions db", "yes" if home.sessions_db.exists() else "not yet")]
     for key, value in rows:
         out(f"{key:12} {value}")

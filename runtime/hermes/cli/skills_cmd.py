@@ -131,8 +131,10 @@ def edit(ctx: typer.Context, name: str = typer.Argument(..., help="The skill's n
 def delete(ctx: typer.Context, name: str = typer.Argument(..., help="The skill's name."),
            yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask.")) -> None:
     """Delete one of this profile's skills (bundled ones are read-only)."""
+    from hermes.skills.editing import deletable
+
     store = _store(ctx)
-    skill = store.get(name)
+    skill = deletable(store, name)  # refused before asking
     if not yes and not confirm(f"delete skill {name} ({skill.path})?", refusal="nothing deleted"):
         raise UserError("not confirmed; nothing deleted")
     store.delete(name, by="user")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -113,33 +111,24 @@ def edit_in_editor(store: SkillsStore, home: Home, environ: Mapping[str, str], n
                    file: str | None) -> str:
     """Open a copy of the file in the user's editor; save it through the store (validated
     and scanned). A refused edit is kept in the copy, whose path the error names."""
-    from hermes.cli.config_editor import run_editor
+    from hermes.cli.config_editor import editor_copy, run_editor
 
     original = store.read(name, file)
     suffix = Path(file).suffix if file else ".md"
-    fd, temp = tempfile.mkstemp(prefix=f"hermes-skill-{name}-", suffix=suffix,
-                                dir=environ.get("TMPDIR") or None)
-    os.close(fd)
-    copy = Path(temp)
-    keep = False
-    try:
-        copy.write_text(original, encoding="utf-8")
+    with editor_copy(original, environ, prefix=f"hermes-skill-{name}-", suffix=suffix) as copy:
         try:
-            run_editor(environ, copy, home.child_env(environ), unchanged="the skill")
+            run_editor(environ, copy.path, home.child_env(environ), unchanged="the skill")
         except ConfigError as exc:
             raise UserError(str(exc)) from exc
-        text = copy.read_text(encoding="utf-8")
+        text = copy.path.read_text(encoding="utf-8")
         if text == original:
             return "no changes"
         try:
             _save(store, name, file, text)
         except UserError as exc:
-            keep = True
-            raise UserError(f"{exc}; your edit is kept in {copy}") from exc
-        return f"saved {file or SKILL_FILE} of {name}"
-    finally:
-        if not keep:
-            copy.unlink(missing_ok=True)
+            copy.keep = True
+            raise UserError(f"{exc}; your edit is kept in {copy.path}") from exc
+    return f"saved {file or SKILL_FILE} of {name}"
 
 
 def _save(store: SkillsStore, name: str, file: str | None, text: str) -> None:

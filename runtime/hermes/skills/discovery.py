@@ -28,6 +28,8 @@ from hermes.skills.format import SkillFormatError, SkillMeta, parse_skill_text
 from hermes.skills.model import SKILL_FILE, Skill, SkillSource
 
 CACHE_FORMAT = 3
+_SKILL_SUFFIX = os.sep + SKILL_FILE
+"""Appended to directory paths (strings, not ``Path``: hundreds per listing)."""
 
 
 @dataclass(frozen=True)
@@ -107,9 +109,8 @@ def discover(sources: Sequence[SkillSource], cache: ParseCache, platform: str) -
     seen: set[str] = set()
     for source in sources:
         for category, directory, stat in skill_dirs(source.root):
-            file = os.path.join(directory, SKILL_FILE)
-            seen.add(file)
             loaded = _load(source, category, directory, stat, cache)
+            seen.add(directory + _SKILL_SUFFIX)
             if isinstance(loaded, Problem):
                 found.problems.append(loaded)
             elif loaded.meta is not None and not loaded.meta.applies_to(platform):
@@ -127,12 +128,12 @@ def skill_dirs(root: Path) -> Iterator[tuple[str | None, str, os.stat_result]]:
     """``(category, directory, stat of its SKILL.md)`` of every directory under ``root``
     holding a ``SKILL.md`` (one ``stat`` per directory looked at)."""
     for entry in _subdirs(root):
-        stat = _stat(os.path.join(entry.path, SKILL_FILE))
+        stat = _stat(entry.path + _SKILL_SUFFIX)
         if stat is not None:
             yield None, entry.path, stat
             continue
         for inner in _subdirs(entry.path):
-            stat = _stat(os.path.join(inner.path, SKILL_FILE))
+            stat = _stat(inner.path + _SKILL_SUFFIX)
             if stat is not None:
                 yield entry.name, inner.path, stat
 
@@ -155,7 +156,7 @@ def _subdirs(root: Path | str) -> list[os.DirEntry[str]]:
 
 def _load(source: SkillSource, category: str | None, directory: str, stat: os.stat_result,
           cache: ParseCache) -> Skill | Problem:
-    file = os.path.join(directory, SKILL_FILE)
+    file = directory + _SKILL_SUFFIX
     stamp = [stat.st_mtime_ns, stat.st_size]
     memo = cache.loaded.get(file)
     if memo is not None and memo[0] == stamp and (

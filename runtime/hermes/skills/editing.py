@@ -110,11 +110,17 @@ def remove_file(store: SkillsStore, name: str, file: str, by: Actor) -> None:
     store.state.note_write(name, "remove_file", by, file)
 
 
-def delete(store: SkillsStore, name: str, by: Actor) -> None:
+def deletable(store: SkillsStore, name: str) -> Skill:
+    """The home's skill ``name`` if it may be deleted (not read-only, not pinned)."""
     skill = writable(store, name, "delete")
     if store.usage(name).pinned:
         raise SkillError(f'skill "{name}" is pinned; unpin it first with '
                          f"`hermes skills unpin {name}`")
+    return skill
+
+
+def delete(store: SkillsStore, name: str, by: Actor) -> None:
+    skill = deletable(store, name)
     store.remove_tree(skill.path)
     remove_empty_category(store, skill)
     store.state.note_write(name, "delete", by)

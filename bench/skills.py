@@ -1,0 +1,200 @@
+"""Skills benchmark: hermes-runtime (ours) vs hermes-agent 0.19.0 (theirs), in one run.
+
+Run from the repository root:
+
+    .venv/bin/python bench/skills.py --theirs /path/to/hermes-agent/bin/hermes
+    .venv/bin/python bench/skills.py --only index --rounds 50 --json /tmp/skills.json
+
+Without ``--theirs``, hermes-agent is installed on first use into
+``bench/.venvs/hermes-agent-0.19.0`` (``cli_startup.ensure_theirs``).
+
+Measurements (``MEASUREMENTS``: a name and a function from the run's ``Context`` to
+``Figure``s; a new measurement is one more function and one more entry):
+
+``list``
+    ``hermes skills list`` with the same 300 skills (``skills/<category>/<name>/SKILL.md``,
+    10 categories) in both homes: one untimed run each, then ``--rounds`` interleaved
+    rounds, the order flipping every round (``cli_startup.measure``); median wall time.
+    Target: ours <= 0.3x theirs.
+``index``
+    The system prompt's skills index for those 300 skills, in-process, ours only:
+    listing, use counts and rendering, as a new session does (``skills_inputs`` plus
+    ``render_index``). *cold*: a new store on a home whose parse cache exists (the first
+    session of a new runtime); *warm*: the same store again (the next session of a
+    running runtime). Median of ``--rounds`` x 5, wall time and this process's CPU
+    time (on a busy machine the wall time includes waiting for a CPU). Target: <= 20 ms.
+
+Exit status is 0 even when a target is missed: this is a measurement, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cli_startup import (
+    DEFAULT_THEIRS_VENV,
+    REPO,
+    Command,
+    add_common_arguments,
+    checked_arguments,
+    ensure_theirs,
+    make_env,
+    measure,
+)
+
+SKILLS = 300
+CATEGORIES = 10
+LIST_TARGET, INDEX_TARGET_MS = 0.3, 20.0
+
+
+@dataclass
+class Context:
+    """What every measurement gets: the executables, a scratch directory, the rounds."""
+
+    ours: Path
+    theirs: Path
+    tmp: Path
+    rounds: int
+    raw: dict[str, object] = field(default_factory=dict)
+    """Every sample, for ``--json``."""
+
+
+@dataclass
+class Figure:
+    name: str
+    value: float
+    unit: str
+    target: float | None = None
+    """The largest value that meets the target (None: for information)."""
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return "info"
+        return "PASS" if self.value <= self.target else "FAIL"
+
+
+def skill_text(i: int) -> str:
+    """A realistic SKILL.md of ~1.5 kB: frontmatter with tags, steps, pitfalls."""
+    return (f"---\nname: skill-{i:03d}\ndescription: Handles task {i} of its area end to "
+            f"end - setup, the steps, checks and the usual pitfalls.\nversion: 1.0.0\n"
+            f"license: MIT\nmetadata:\n  hermes:\n    tags: [bench, area{i % CATEGORIES}]\n"
+            f"---\n\n# Skill {i}\n\n## Steps\n\n"
+            + "".join(f"{n}. Do step {n} of task {i} and check its output.\n"
+                      for n in range(1, 20))
+            + "\n## Pitfalls\n\n" + "- Something that went wrong before.\n" * 10)
+
+
+def install_skills(home: Path) -> None:
+    for i in range(SKILLS):
+        directory = home / "skills" / f"area{i % CATEGORIES}" / f"skill-{i:03d}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "SKILL.md").write_text(skill_text(i), encoding="utf-8")
+
+
+def measure_list(ctx: Context) -> list[Figure]:
+    """``hermes skills list``, ours vs theirs (see the module docstring)."""
+    envs = {}
+    for side in ("ours", "theirs"):
+        (ctx.tmp / side).mkdir()
+        envs[side] = make_env(ctx.tmp / side)
+        install_skills(ctx.tmp / side / ".hermes")
+    ours = Command("ours skills list", [str(ctx.ours), "skills", "list"], envs["ours"])
+    theirs = Command("theirs skills list", [str(ctx.theirs), "skills", "list"], envs["theirs"])
+    measure([ours], [theirs], ctx.rounds)
+    ctx.raw["list"] = {c.label: {"wall_ms": c.wall_ms, "maxrss_kib": c.maxrss_kib}
+                       for c in (ours, theirs)}
+    return [Figure("ours skills list", ours.median_ms, "ms"),
+            Figure("theirs skills list", theirs.median_ms, "ms"),
+            Figure("ours / theirs", ours.median_ms / theirs.median_ms, "x", LIST_TARGET)]
+
+
+def measure_index(ctx: Context) -> list[Figure]:
+    """The prompt's skills index for 300 skills, cold and warm (module docstring)."""
+    sys.path.insert(0, str(REPO / "runtime"))
+    from hermes.skills.index import render_index
+    from hermes.skills.store import BUNDLED_DIR, SkillsStore
+
+    home = ctx.tmp / "index-home"
+    install_skills(home)
+
+    def new_store() -> SkillsStore:
+        return SkillsStore(home / "skills", bundled=BUNDLED_DIR,
+                           cache_file=home / ".cache" / "skills.json", warn=print)
+
+    def build(store: SkillsStore) -> str:
+        return render_index(store.list(), store.index_max_chars, store.records())
+
+    text = build(new_store())  # fills the parse cache, as the first runtime on a home does
+    assert text.count("\n- ") > 20, text[:400]
+    samples: dict[str, list[float]] = {"cold wall": [], "cold cpu": [], "warm wall": [],
+                                       "warm cpu": []}
+    warm_store = new_store()
+    for _ in range(ctx.rounds * 5):
+        for kind, store in (("cold", None), ("warm", warm_store)):
+            wall, cpu = time.perf_counter(), time.process_time()
+            build(store or new_store())
+            samples[f"{kind} wall"].append((time.perf_counter() - wall) * 1000)
+            samples[f"{kind} cpu"].append((time.process_time() - cpu) * 1000)
+    ctx.raw["index"] = samples | {"chars": len(text)}
+    return [*(Figure(f"index, {kind}", statistics.median(values), "ms", INDEX_TARGET_MS)
+              for kind, values in samples.items()),
+            Figure("index size", len(text), "chars")]
+
+
+MEASUREMENTS: dict[str, Callable[[Context], list[Figure]]] = {
+    "list": measure_list,
+    "index": measure_index,
+}
+"""Each measurement by name, run in this order (``--only`` picks some)."""
+
+
+def report(figures: dict[str, list[Figure]]) -> None:
+    for name, rows in figures.items():
+        print(f"\n{name}:")
+        for figure in rows:
+            goal = "" if figure.target is None else f"  (target <= {figure.target:g})"
+            print(f"  {figure.verdict:<4}  {figure.name:<22} {figure.value:10.2f} "
+                  f"{figure.unit}{goal}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=10, help="timed rounds (default: 10)")
+    ap.add_argument("--only", action="append", choices=list(MEASUREMENTS),
+                    help="run only this measurement (repeatable)")
+    add_common_arguments(ap)
+    args = checked_arguments(ap)
+    chosen = args.only or list(MEASUREMENTS)
+    theirs = args.theirs or (ensure_theirs(DEFAULT_THEIRS_VENV) if "list" in chosen else None)
+    tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-skills-"))
+    ctx = Context(args.ours, theirs or Path("-"), tmp, args.rounds)
+    try:
+        figures = {name: MEASUREMENTS[name](ctx) for name in chosen}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\n{args.rounds} rounds; nproc={len(os.sched_getaffinity(0))}; load "
+          f"{os.getloadavg()[0]:.1f}; python {platform.python_version()}; ours={args.ours}; "
+          f"theirs={theirs}")
+    report(figures)
+    if args.json:
+        args.json.write_text(json.dumps({
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rounds": args.rounds,
+            "figures": {n: [asdict(f) | {"verdict": f.verdict} for f in rows]
+                        for n, rows in figures.items()}, "raw": ctx.raw}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
