@@ -12,9 +12,13 @@ root="${HOME:-/home/hermes}/.hermes"
 
 # Secrets from files (Docker secrets, mounted env files): NAME_FILE=/run/secrets/x sets
 # NAME to the file's content unless NAME is already set. Values are never printed.
+# The names go to the runtime in HERMES_SECRET_NAMES: it redacts their values from
+# tool output and logs whatever the names look like.
+secret_names=""
 for assignment in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)_FILE=.*/\1/p'); do
   name="$assignment"
   case "$name" in SSL_CERT|CURL_CA|REQUESTS_CA|GIT_CONFIG|PYTHONSTARTUP) continue ;; esac
+  secret_names="${secret_names:+$secret_names,}$name"
   eval "path=\${${name}_FILE}"
   eval "already=\${${name}+set}"
   [ -n "$already" ] && continue
@@ -26,6 +30,9 @@ for assignment in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)_FILE=.*/\1/p'); 
   export "$name=$value"
   unset "${name}_FILE"
 done
+if [ -n "$secret_names" ]; then
+  export HERMES_SECRET_NAMES="${HERMES_SECRET_NAMES:+$HERMES_SECRET_NAMES,}$secret_names"
+fi
 
 if [ "$#" -eq 0 ]; then set -- gateway run; fi
 if [ "$1" = hermes ]; then shift; fi
@@ -52,7 +59,7 @@ if [ "$(id -u)" = 0 ]; then
   if [ "$uid" = 0 ]; then
     echo "error: HERMES_UID=0: the runtime does not run as root" >&2; exit 2
   fi
-  mkdir -p "$root"
+  mkdir -p -m 0700 "$root"
   if [ "$(stat -c %u:%g "$root")" != "$uid:$gid" ]; then
     echo "hermes: giving $root to $uid:$gid" >&2
     chown -R "$uid:$gid" "$root"

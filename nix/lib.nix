@@ -68,9 +68,11 @@ rec {
           description = ''
             Files of `NAME=value` lines (agenix, sops-nix, ...) read by systemd when
             the gateway starts (`EnvironmentFile=`); `''${secret:NAME}` in `settings`
-            resolves from them. Only the gateway reads them: the `hermes` command reads
-            the profile's own `.env`. Give them as strings: a Nix path would be copied
-            into the world-readable store.
+            resolves from them. The layer names them (`secrets.environment_files`) so
+            the admin `hermes` reads them too, and sets `secrets.precedence =
+            "environment"`: they win over the profile's `.env`, so a secret rotated
+            here is used at the next start. Give them as strings: a Nix path would be
+            copied into the world-readable store.
           '';
         };
 
@@ -152,6 +154,11 @@ rec {
         })
         (lib.mkIf (config.extraSkills != [ ]) {
           skills.directories = [ "${skillsDir name config.extraSkills}" ];
+        })
+        # The unit's environment files win over a stale .env (runtime: secrets.*).
+        (lib.mkIf (config.environmentFiles != [ ]) {
+          secrets.precedence = lib.mkDefault "environment";
+          secrets.environment_files = lib.mkDefault config.environmentFiles;
         })
       ];
     };

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from conftest import wait_until
-from fakellm import FakeLLM, Reply
+from fakellm import FakeLLM, Reply, ToolCall
 from image_support import (
     REPO,
     bridge_gateway,
@@ -172,6 +172,32 @@ def test_secret_from_a_file_variable(image: str, tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr.strip() == ("error: CUSTOM_API_KEY_FILE: cannot read /run/secrets/nope"
                                       " — mount the secret there or unset CUSTOM_API_KEY_FILE")
+
+
+def test_secrets_from_variables_and_files_never_reach_the_model(image: str,
+                                                                tmp_path: Path) -> None:
+    """`-e API_SERVER_KEY` and a `NAME_FILE` secret of any name: neither `env` nor `cat`
+    of the mounted file through the terminal shows the model a value."""
+    database_url = "postgres://app:db-url-secret-0123456789@db/app"
+    secret = tmp_path / "database_url"
+    secret.write_text(database_url + "\n")
+    secret.chmod(0o644)
+    host = bridge_gateway()
+    with FakeLLM(host=host) as llm:
+        llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": "env"})]),
+                 Reply(tool_calls=[ToolCall("terminal", {"command": "cat /run/secrets/db"})]),
+                 Reply("done"))
+        done = run(image, "-z", "show me", "provider=custom", "provider.model=gpt-4o",
+                   f"provider.api_base=http://{host}:{llm.port}/v1",
+                   options=["-e", "CUSTOM_API_KEY=sk-fake-container", "-e", f"API_SERVER_KEY={KEY}",
+                            "-v", f"{secret}:/run/secrets/db:ro",
+                            "-e", "DATABASE_URL_FILE=/run/secrets/db"], timeout=180)
+        assert done.stdout.strip() == "done", done.stderr
+        results = [str(r.content) for request in llm.requests for r in request.tool_results]
+    assert "API_SERVER_KEY=<redacted>" in results[0] and "DATABASE_URL=<redacted>" in results[0]
+    assert "<redacted>" in results[1]
+    for value in (KEY, database_url, "db-url-secret-0123456789"):
+        assert not any(value in r for r in results), value
 
 
 def test_gateway_health_api_and_graceful_sigterm(image: str, names: list[str]) -> None:

@@ -196,13 +196,33 @@ def test_settings_are_rendered_into_one_read_only_layer(deployed: dict[str, Any]
         "provider": {"api_key": "${secret:OPENAI_API_KEY}"},
         "agent": {"max_iterations": 40},
         "plugins": {"directories": [plugins["path"]]},
+        "secrets": {"precedence": "environment",
+                    "environment_files": ["/run/agenix/hermes-work.env"]},
     }
     assert yaml.safe_load(files["profiles/work/config.yaml"]) == expected_work
     assert yaml.safe_load(files["profiles/research/config.yaml"]) == {
         "platforms": {"enabled": {"api_server": {"kind": "api_server",
-                                                 "settings": {"port": 8643}}}}}
+                                                 "settings": {"port": 8643}}}},
+        "secrets": {"precedence": "environment", "environment_files": [
+            "/run/agenix/hermes-research.env", "/run/secrets/shared.env"]}}
     for name, text in files.items():
         assert yaml.safe_load(text) == deployed["settings"][name.split("/")[1]]
+
+
+def test_environment_files_win_over_dotenv_unless_the_settings_say_otherwise(
+        nixpkgs_lib: str) -> None:
+    """The layer names the unit's environment files and makes them win over .env (the
+    runtime then reads them in the admin CLI too); a profile without any gets neither,
+    and `settings.secrets.precedence` still decides."""
+    deployed = evaluate(nixpkgs_lib, two_profiles(
+        work_settings='secrets.precedence = "dotenv";',
+        extra="profiles.research.environmentFiles = lib.mkForce [ ]; "
+              "profiles.research.gateway.enable = lib.mkForce false;"))
+    assert deployed["failedAssertions"] == []
+    files = deployed["layer"]["files"]
+    assert yaml.safe_load(files["profiles/work/config.yaml"])["secrets"] == {
+        "precedence": "dotenv", "environment_files": ["/run/agenix/hermes-work.env"]}
+    assert "secrets" not in yaml.safe_load(files["profiles/research/config.yaml"])
 
 
 def test_removing_a_setting_removes_it_from_the_layer(nixpkgs_lib: str,

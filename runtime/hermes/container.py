@@ -54,7 +54,10 @@ class RuntimeContainer(containers.DeclarativeContainer):
     config = providers.Configuration(strict=True)
     """The same settings as plain values, for selectors keyed by option names."""
 
-    secrets = providers.Singleton(Secrets, env_file=home.provided.env_file, environ=environ)
+    secrets = providers.Singleton(
+        Secrets, env_file=home.provided.env_file, environ=environ,
+        precedence=settings.provided.secrets.precedence,
+        environment_files=settings.provided.secrets.environment_files)
 
     sessions = providers.Resource(open_session_store, path=home.provided.sessions_db)
 
@@ -138,6 +141,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
             skills=skills,
             summariser=summariser,
             approvals=settings.provided.approvals,
+            environment_files=settings.provided.secrets.environment_files,
             judge=judge,
         ),
     )

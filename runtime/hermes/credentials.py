@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,16 +75,75 @@ def write_env_file(path: Path, values: Mapping[str, str]) -> None:
     atomic_write(path, "\n".join(lines) + ("\n" if lines else ""), mode=0o600)
 
 
-class Secrets:
-    """The secrets one home can see: its ``.env`` over the process environment."""
+def read_environment_files(paths: Iterable[str | Path]) -> tuple[dict[str, Path], dict[
+        str, str], list[Path]]:
+    """``(file of each name, values, unreadable files)`` of ``NAME=value`` files; a name
+    in two files takes the later one's value, as systemd's ``EnvironmentFile=`` does."""
+    origin: dict[str, Path] = {}
+    values: dict[str, str] = {}
+    unreadable: list[Path] = []
+    for path in map(Path, paths):
+        try:
+            found = read_env_file(path) if path.is_file() else None
+        except OSError:
+            found = None
+        if found is None:
+            unreadable.append(path)
+            continue
+        values |= found
+        origin |= dict.fromkeys(found, path)
+    return origin, values, unreadable
 
-    def __init__(self, env_file: Path, environ: Mapping[str, str]):
-        self._file = read_env_file(env_file)
-        self._environ = environ
+
+class Secrets:
+    """The secrets one home can see: its ``.env`` and the environment (the process's,
+    over ``secrets.environment_files``); ``precedence`` says which of the two wins."""
+
+    def __init__(self, env_file: Path, environ: Mapping[str, str], *,
+                 precedence: str = "dotenv", environment_files: Sequence[str | Path] = ()):
+        self.dotenv = read_env_file(env_file)
+        self.environ = environ
+        self.origin, self.files, self.unreadable = read_environment_files(environment_files)
+        self.environment = {**self.files, **environ}
+        self.precedence = precedence
+
+    @classmethod
+    def for_config(cls, env_file: Path, environ: Mapping[str, str], section: Any) -> Secrets:
+        """From a config's ``secrets`` section, validated or raw (then a malformed one
+        counts as the defaults: validation names the problem)."""
+        if not isinstance(section, Mapping):
+            section = {}
+        files = section.get("environment_files")
+        return cls(env_file, environ,
+                   precedence="environment" if section.get("precedence") == "environment"
+                   else "dotenv",
+                   environment_files=[str(f) for f in files] if isinstance(files, list) else [])
 
     def get(self, name: str) -> str | None:
-        value = self._file.get(name) or self._environ.get(name)
-        return value or None
+        first, second = ((self.environment, self.dotenv) if self.precedence == "environment"
+                         else (self.dotenv, self.environment))
+        return first.get(name) or second.get(name) or None
+
+    def from_environment(self, name: str) -> str | None:
+        """Where the environment's ``name`` comes from (a file, or ``the environment``)."""
+        if self.environ.get(name):
+            return "the environment"
+        return str(self.origin[name]) if self.files.get(name) else None
+
+    def values(self) -> set[str]:
+        """Every secret value loaded: ``.env``, the environment files, and the process
+        environment's secrets (``environment_secrets``)."""
+        found = {*self.dotenv.values(), *self.files.values(),
+                 *environment_secrets(self.environ).values()}
+        return {value for value in found if value}
+
+
+def secret_hint(name: str, environment_files: Sequence[str] = ()) -> str:
+    """How to set a missing secret: in the deployment's environment files when the
+    profile has some (there they win over ``.env``), else with ``hermes config set``."""
+    if environment_files:
+        return f"add {name}=… to {' or '.join(environment_files)}"
+    return f"hermes config set {name} <your key>"
 
 
 def redact_tree(data: Any, *, key: str = "") -> Any:

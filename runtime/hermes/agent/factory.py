@@ -49,6 +49,8 @@ class AgentDeps:
     """How dangerous commands are approved (``approvals.mode``)."""
     judge: ModelClient | None = None
     """Judges flagged commands in ``smart`` mode (the main model unless configured)."""
+    environment_files: Sequence[str] = ()
+    """``secrets.environment_files``: secrets the tools' redactor must know too."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ class AgentFactory:
             d.home, d.environment, session_id, environ=dict(d.environ), approve=how.approve,
             clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
             approval_mode=d.approvals.mode, judge=judge,
-            max_result_chars=d.settings.tool_result_max_chars)
+            max_result_chars=d.settings.tool_result_max_chars,
+            environment_files=d.environment_files)
         compression = d.settings.compression
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,
                                 fixed_tokens=estimate_json(d.tools.schemas())) \

@@ -85,13 +85,17 @@ def set_(ctx: typer.Context,
          key: str = typer.Argument(..., help="Dotted key, a group name (provider), or a "
                                    "secret name (OPENAI_API_KEY)."),
          value: str = typer.Argument(..., help="Value, parsed as YAML (3, -5, true, [a, b]); "
-                                     "list keys also take a,b.")) -> None:
-    """Set KEY in the profile's config.yaml, keeping comments; secrets go to .env (0600)."""
+                                     "list keys also take a,b."),
+         force: bool = typer.Option(False, "--force", help="Set KEY even where a read-only "
+                                    "system layer (or, for a secret, an environment that wins "
+                                    "over .env) sets it.")) -> None:
+    """Set KEY in the profile's config.yaml, keeping comments; secrets go to .env (0600).
+    Refused where a read-only system layer sets KEY, unless --force."""
     from hermes.config.edit import set_value
 
     st = state(ctx)
     home = st.home()
-    edit = set_value(home, key, value, st.environ)
+    edit = set_value(home, key, value, st.environ, force=force)
     shown = REDACTED if edit.where.endswith(".env") or is_secret_key(key) else value
     out(f"{key} = {shown}  ({edit.where})")
     _notes(edit.notes, home.name)

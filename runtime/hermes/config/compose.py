@@ -75,7 +75,8 @@ def compose_config(
     elif raw is None:
         raw, sources, key = _compose_with_hydra(layers, requested)
     assert sources is not None
-    resolved, display = resolve(raw, Secrets(home.env_file, environ), sources)
+    secrets = Secrets.for_config(home.env_file, environ, raw.get("secrets"))
+    resolved, display = resolve(raw, secrets, sources)
     check_placeholders(raw, resolved, sources, home.env_file)
     try:
         config = HermesConfig.model_validate(resolved)

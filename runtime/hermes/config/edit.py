@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes.config.dotenv_edit import set_secret, unset_secret
+from hermes.config.drift import refuse_environment_secret, refuse_system_value
 from hermes.config.groups import GROUPS
 from hermes.config.roundtrip import dump_roundtrip, load_roundtrip
 from hermes.config.values import parse_for_key
@@ -45,11 +46,17 @@ def _check_key(key: str) -> list[str]:
     return parts
 
 
-def set_value(home: Home, key: str, value: str, environ: Mapping[str, str]) -> Edit:
-    """Set ``key`` in the profile (or ``.env`` for secrets)."""
+def set_value(home: Home, key: str, value: str, environ: Mapping[str, str], *,
+              force: bool = False) -> Edit:
+    """Set ``key`` in the profile (or ``.env`` for secrets). Refused where a read-only
+    system layer, or an environment that wins over ``.env``, sets it, unless ``force``."""
     if is_secret_name(key):
+        if not force:
+            refuse_environment_secret(home, environ, key)
         return Edit(str(home.env_file), set_secret(home.env_file, key, value))
     parts = _check_key(key)
+    if not force:
+        refuse_system_value(home, environ, key)
     doc = _load_profile(home)
     notes: list[str] = []
     if len(parts) == 1 and parts[0] in GROUPS:

@@ -336,6 +336,22 @@ class SkillsConfig(Section):
     what does not fit is counted, and ``skills_list`` shows it."""
 
 
+class SecretsConfig(Section):
+    """Where ``${secret:NAME}`` values come from: the profile's ``.env`` and the
+    process environment, which ``environment_files`` extend."""
+
+    precedence: Literal["dotenv", "environment"] = "dotenv"
+    """Which wins when both name a secret: ``dotenv`` (the profile's ``.env``) or
+    ``environment``. The NixOS module sets ``environment``, so a secret its unit loads
+    from ``environmentFiles`` (and rotates there) wins over a stale ``.env``."""
+    environment_files: list[NonBlank] = Field(default_factory=list)
+    """``NAME=value`` files that are part of the environment (the NixOS unit's
+    ``EnvironmentFile=``), read by every command of the profile, so the CLI resolves
+    secrets as the gateway does; the process environment wins over them. ``doctor``
+    names ``.env`` entries shadowed by them, and ``config set NAME`` refuses a name they
+    set under ``environment`` precedence (``--force`` writes ``.env`` anyway)."""
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -368,4 +384,6 @@ class HermesConfig(Section):
     """Where skills are found and how the prompt lists them."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
+    secrets: SecretsConfig = SecretsConfig()
+    """Where secrets come from and which source wins."""
 

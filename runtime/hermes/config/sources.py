@@ -88,6 +88,11 @@ def lookup(data: Any, key: str) -> Any:
     return node
 
 
+def is_set(data: Any, key: str) -> bool:
+    """True if nested ``data`` holds dotted ``key`` (a value, or a mapping under it)."""
+    return lookup(data, key) is not _UNSET
+
+
 def _nest(key: str, value: Any) -> dict[str, Any]:
     node: Any = value
     for part in reversed(key.split(".")):

@@ -38,7 +38,8 @@ def load_stored(path: Path, env_file: Path, environ: Mapping[str, str]) -> Herme
     if not isinstance(raw, dict):
         raise ConfigError("expected a mapping", source=str(path))
     sources = Sources([Source(str(path), raw)], {})
-    resolved, _display = resolve(raw, Secrets(env_file, environ), sources)
+    secrets = Secrets.for_config(env_file, environ, raw.get("secrets"))
+    resolved, _display = resolve(raw, secrets, sources)
     check_placeholders(raw, resolved, sources, env_file)
     try:
         return HermesConfig.model_validate(resolved)

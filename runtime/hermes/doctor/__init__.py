@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from hermes.doctor.base import Check, Status
 from hermes.doctor.config import check_config, missing_api_key
 from hermes.doctor.deps import check_dependencies
+from hermes.doctor.drift import check_drift
 from hermes.doctor.files import check_env_file, check_home, check_state_db
 from hermes.home import Home
 
@@ -21,4 +22,5 @@ def run_checks(home: Home, environ: Mapping[str, str], overrides: list[str], *,
                offline: bool = False) -> list[Check]:
     """Every row, in the order shown; ``offline`` skips the network checks."""
     return (check_home(home) + check_state_db(home) + check_env_file(home)
-            + check_dependencies() + check_config(home, environ, overrides, offline=offline))
+            + check_dependencies() + check_config(home, environ, overrides, offline=offline)
+            + check_drift(home, environ, overrides))

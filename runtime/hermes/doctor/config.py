@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
+from hermes.credentials import secret_hint
 from hermes.doctor.base import Check, Status
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
 from hermes.errors import ConfigError
@@ -58,7 +59,7 @@ def _credentials(composed: Any) -> Check:
     missing = missing_api_key(composed)
     if missing:
         return Check("provider credentials", "fail", f"{missing} is not set",
-                     f"hermes config set {missing} <your key>")
+                     secret_hint(missing, composed.config.secrets.environment_files))
     needed = composed.config.provider.requires_key
     return Check("provider credentials", "ok", "key present" if needed else "no key needed")
 

@@ -8,7 +8,7 @@ import logging
 import logging.handlers
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from hermes.fsutil import private_dir
 from hermes.home import Home
@@ -41,7 +41,8 @@ class JsonLines(logging.Formatter):
         return self.redact(json.dumps(entry, ensure_ascii=False, default=str))
 
 
-def gateway_logger(home: Home, environ: Mapping[str, str]) -> logging.Logger:
+def gateway_logger(home: Home, environ: Mapping[str, str],
+                   environment_files: Sequence[str] = ()) -> logging.Logger:
     """This home's gateway logger (its own handler; nothing reaches the root logger)."""
     logger = logging.getLogger(f"hermes.gateway[{home.path}]")
     logger.setLevel(logging.INFO)
@@ -51,7 +52,8 @@ def gateway_logger(home: Home, environ: Mapping[str, str]) -> logging.Logger:
         path = home.logs_dir / "gateway.log"
         handler = _PrivateRotatingFile(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
                                        encoding="utf-8")
-        handler.setFormatter(JsonLines(build_redactor(home.env_file, environ)))
+        handler.setFormatter(JsonLines(build_redactor(home.env_file, environ,
+                                                      environment_files)))
         logger.addHandler(handler)
     return logger
 

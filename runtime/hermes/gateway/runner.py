@@ -122,7 +122,7 @@ class Gateway:
         home.ensure()
         stack = contextlib.ExitStack()
         runtime = stack.enter_context(build_runtime(home, composed.config, environ))
-        log = gateway_logger(home, environ)
+        log = gateway_logger(home, environ, composed.config.secrets.environment_files)
         stack.callback(close_logger, log)
         service = ProfileService(home, runtime, log)
         return _Profile(home, service, stack)

@@ -9,7 +9,7 @@ handed in, nothing here knows about the container.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -128,9 +128,10 @@ class ToolContext:
     @classmethod
     def for_session(cls, home: Home, environment: Environment, session_id: str, *,
                     environ: Mapping[str, str], cwd: Path | None = None,
-                    **options: Any) -> ToolContext:
+                    environment_files: Sequence[str] = (), **options: Any) -> ToolContext:
         """A context with the home's redactor, spill dir and user home filled in;
         ``options`` sets any other field (``approve``, ``interactive``, ...).
+        ``environment_files`` (``secrets.environment_files``) are redacted too.
 
         ``cwd`` defaults to the environment's working directory, else the process's.
         """
@@ -140,7 +141,7 @@ class ToolContext:
             home=home, environment=environment, session_id=session_id,
             cwd=cwd or (Path(env_cwd) if env_cwd else Path.cwd()),
             spill_dir=home.path / "tool_results" / re.sub(r"[^\w.-]", "_", session_id),
-            redact=build_redactor(home.env_file, environ),
+            redact=build_redactor(home.env_file, environ, environment_files),
             user_home=Path(environ["HOME"]) if environ.get("HOME") else Path.home(),
         )
         environment.attach(session_id)

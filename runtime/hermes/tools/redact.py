@@ -2,7 +2,8 @@
 
 Two layers: the exact values this home knows are secret (its ``.env``, secret-shaped
 environment variables such as ``*_KEY`` or ``*_PASSWORD``, and the variables the image
-loaded from ``*_FILE`` files, named in ``HERMES_SECRET_NAMES``), and the shapes of
+loaded from ``*_FILE`` files, named in ``HERMES_SECRET_NAMES``; the config's
+``secrets.environment_files``), and the shapes of
 common credentials (OpenAI-style ``sk-`` keys, GitHub and Slack tokens, AWS
 access key ids, PEM private keys) whoever they belong to. The agent loop and
 the logger use the same ``Redactor`` as the tools.
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from hermes.credentials import REDACTED, environment_secrets, read_env_file
+from hermes.credentials import REDACTED, Secrets
 
 # Shorter values would scrub ordinary words and numbers out of every output.
 MIN_SECRET_CHARS = 6
@@ -45,16 +46,19 @@ class Redactor:
         return SECRET_SHAPES.sub(REDACTED, text)
 
 
-def secret_values(env_file: Path, environ: Mapping[str, str]) -> list[str]:
-    """Every value in the home's ``.env`` plus the environment's secrets."""
-    found = {value for value in read_env_file(env_file).values() if value}
-    found |= set(environment_secrets(environ).values())
-    return sorted(v for v in found if len(v) >= MIN_SECRET_CHARS)
+def secret_values(env_file: Path, environ: Mapping[str, str],
+                  environment_files: Sequence[str] = ()) -> list[str]:
+    """Every secret value the home loads (``credentials.Secrets.values``), long enough
+    to be told from ordinary words."""
+    secrets = Secrets(env_file, environ, environment_files=environment_files)
+    return sorted(v for v in secrets.values() if len(v) >= MIN_SECRET_CHARS)
 
 
-def build_redactor(env_file: Path, environ: Mapping[str, str]) -> Redactor:
-    """The redactor of one home: ``build_redactor(home.env_file, environ)``."""
-    return Redactor(secret_values(env_file, environ))
+def build_redactor(env_file: Path, environ: Mapping[str, str],
+                   environment_files: Sequence[str] = ()) -> Redactor:
+    """The redactor of one home: ``build_redactor(home.env_file, environ, files)``, where
+    ``files`` are the config's ``secrets.environment_files``."""
+    return Redactor(secret_values(env_file, environ, environment_files))
 
 
 def no_redaction(text: str) -> str:
