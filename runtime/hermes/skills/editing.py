@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 from hermes.fsutil import atomic_write, private_dir
 from hermes.skills.format import check_name, parse_skill_text
-from hermes.skills.guard import check_size, relative_parts, scan_content
+from hermes.skills.guard import (
+    MAX_SKILL_BYTES,
+    MAX_SKILL_FILES,
+    check_size,
+    relative_parts,
+    scan_content,
+)
 from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill, SkillError
 
 if TYPE_CHECKING:
@@ -90,6 +96,7 @@ def write_file(store: SkillsStore, name: str, file: str, content: str, by: Actor
     skill = writable(store, name, "change")
     path = support_path(skill, file)
     check_support(file, content)
+    _check_whole(skill, path, len(content.encode("utf-8")))
     private_dir(path.parent)
     atomic_write(path, content, mode=FILE_MODE)
     store.state.note_write(name, "write_file", by, file)
@@ -139,6 +146,16 @@ def support_path(skill: Skill, file: str) -> Path:
         raise SkillError(f"file_path {file!r}: give a path under "
                          f"{', '.join(d + '/' for d in SUPPORT_DIRS)} e.g. references/api.md")
     return skill.path.joinpath(*parts)
+
+
+def _check_whole(skill: Skill, path: Path, size: int) -> None:
+    """Refuse a file that would take the whole skill over its caps."""
+    others = [p for p in skill.path.rglob("*") if p.is_file() and p != path]
+    total = sum(p.stat().st_size for p in others) + size
+    if total > MAX_SKILL_BYTES or len(others) + 1 > MAX_SKILL_FILES:
+        raise SkillError(f"refused: skill {skill.name!r} would hold {len(others) + 1} files, "
+                         f"{total:,} bytes; at most {MAX_SKILL_FILES} files and "
+                         f"{MAX_SKILL_BYTES:,} bytes — remove or shrink some first")
 
 
 def check_skill_md(name: str, content: str) -> None:

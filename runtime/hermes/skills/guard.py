@@ -170,8 +170,8 @@ def _is_environ(node: ast.AST) -> bool:
 
 
 def _text_of(data: bytes) -> str | None:
-    if b"\x00" in data[:8192]:
-        return None
+    """The text of ``data``, or None when it is not UTF-8 (a real binary file). NUL bytes
+    do not make text binary: ``skill_view`` would still hand it to the model."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

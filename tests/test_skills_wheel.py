@@ -1,0 +1,27 @@
+"""The bundled skills ship in the wheel, where the store looks for them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from hermes.skills.store import BUNDLED_DIR
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
+def test_the_wheel_carries_every_bundled_skill(tmp_path: Path) -> None:
+    built = subprocess.run(["uv", "build", "--wheel", "--out-dir", str(tmp_path), str(REPO)],
+                           capture_output=True, text=True, timeout=600,
+                           env=os.environ | {"UV_NO_PROGRESS": "1"})
+    assert built.returncode == 0, built.stderr
+    [wheel] = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    bundled = {f"hermes/skills/bundled/{p.relative_to(BUNDLED_DIR).as_posix()}"
+               for p in BUNDLED_DIR.rglob("SKILL.md")}
+    assert len(bundled) >= 3 and bundled <= names
