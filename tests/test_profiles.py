@@ -354,14 +354,15 @@ def test_a_redacted_placeholder_is_an_error_everywhere(hermes, root: Path) -> No
     with (home / "config.yaml").open("a") as f:
         f.write("provider:\n  api_key: <redacted>\n")
     refused(hermes("-p", "work", "config", "validate"), str(home / "config.yaml"),
-            "provider.api_key: <redacted> is a placeholder", "hermes config unset provider.api_key")
+            "provider.api_key: <redacted> is a placeholder",
+            "`hermes -p work config unset provider.api_key`")
     result = hermes("-p", "work", "doctor")
     assert result.exit_code == 1 and "key present" not in result.stdout
     assert "provider.api_key: <redacted> is a placeholder" in result.stdout
     (home / "config.yaml").write_text("# clean\n")
     (home / ".env").write_text("OPENAI_API_KEY='<redacted>'\n")
     refused(hermes("-p", "work", "config", "validate"), "OPENAI_API_KEY: is <redacted>",
-            "hermes config set OPENAI_API_KEY")
+            "`hermes -p work config set OPENAI_API_KEY")
 
 
 def test_an_alias_made_by_the_console_script_runs_without_hermes_on_path(
