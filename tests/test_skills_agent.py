@@ -236,3 +236,20 @@ def test_a_slash_command_through_the_api_server(root: Path, environ) -> None:
             assert ask("/not-a-skill hi") == "plain turn"
     state = json.loads((root / "skills" / ".state.json").read_text())
     assert state["csv-report"]["uses"] == 1
+
+
+def test_skill_view_names_the_required_variables_that_are_missing(root: Path, environ,
+                                                                 llm: FakeLLM) -> None:
+    text = skill_md("deploy", extra="required_environment_variables:\n"
+                                    "  - name: DEPLOY_TOKEN\n  - DEPLOY_HOST\n")
+    (root / "skills" / "deploy").mkdir(parents=True)
+    (root / "skills" / "deploy" / "SKILL.md").write_text(text)
+    view = Reply(tool_calls=[ToolCall("skill_view", {"name": "deploy"})])
+    llm.push(view, Reply(text="ok"), view, Reply(text="ok"))
+    with make_runtime(root, environ, llm) as runtime:
+        runtime.container.agent_factory().new_session(HOW).run_turn("deploy")
+    assert results(llm.requests[1])[-1]["missing_environment_variables"] == [
+        "DEPLOY_TOKEN", "DEPLOY_HOST"]
+    with make_runtime(root, environ | {"DEPLOY_TOKEN": "t", "DEPLOY_HOST": "h"}, llm) as rt:
+        rt.container.agent_factory().new_session(HOW).run_turn("deploy")
+    assert "missing_environment_variables" not in results(llm.requests[3])[-1]
