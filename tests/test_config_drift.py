@@ -154,6 +154,9 @@ def test_a_missing_managed_secret_points_at_the_environment_file(
         "provider credentials"]
     assert status == "fail" and "CUSTOM_API_KEY is not set" in detail
     assert fix == f"add CUSTOM_API_KEY=… to {env_file}"
+    line = refused(hermes("-p", "work", "-z", "hi", env=managed),
+                   f"add CUSTOM_API_KEY=… to {env_file}")
+    assert "config set" not in line
 
 
 def test_environment_file_values_are_redacted(hermes, managed, llm, tmp_path: Path) -> None:

@@ -77,12 +77,18 @@ def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
     import in a thread beside composing was measured 5 % slower: both hold the GIL), and
     interactive chat starts it in a thread once its prompt shows, while the user types."""
     from hermes.config import compose_config
+    from hermes.credentials import secret_hint
     from hermes.doctor import missing_api_key
 
     st = state(ctx)
     home = st.home()
     composed = compose_config(home, st.environ, overrides)
     missing = missing_api_key(composed)
+    files = composed.config.secrets.environment_files
+    if missing and files:  # the deployment's: `config set` would only write a stale .env
+        raise UserError(f"no API key for provider {composed.config.provider.name}: "
+                        f"{secret_hint(missing, files)} (the profile's "
+                        f"secrets.environment_files), or export {missing}")
     if missing:
         raise UserError(
             f"no API key for provider {composed.config.provider.name}: set it with "
