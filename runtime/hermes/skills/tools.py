@@ -111,11 +111,24 @@ def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None
             if missing:
                 result["missing_environment_variables"] = missing
         else:
+            withhold_threats(name, str(file), content)
             result["file"] = file
         return ok(**result)
 
     return ToolSpec("skill_view", "skills", VIEW_DESCRIPTION, schema, _guarded(run),
                     parallel_safe=True)
+
+
+def withhold_threats(name: str, file: str, content: str) -> None:
+    """Refuse to hand the model a supporting file with injected text: files can change
+    behind the store's back (an editor, a file tool), and only ``SKILL.md`` is scanned
+    when skills are listed."""
+    from hermes.memory.scan import find_threat
+
+    threat = find_threat(content)
+    if threat is not None:
+        raise UserError(f"{file} of skill {name!r} is withheld: {threat.reason()}; ask the "
+                        "user to check it (`hermes skills audit`)")
 
 
 def skill_manage_tool(store: SkillsStore, actor: Actor = "agent") -> ToolSpec:
