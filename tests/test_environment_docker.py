@@ -4,6 +4,11 @@ sandbox, its limits, reuse by label, recovery, timeout, cancellation, the reaper
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from conftest import wait_until
+from conftest import wait_until, write_fake_provider
+from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.environments.docker import DockerEnvironment
+from hermes.environments.docker_mounts import workspace_volumes
 from hermes.environments.docker_sandbox import connect, idle_seconds, reap_idle, sandboxes
 from hermes.errors import SandboxUnavailable
 from hermes.home import home_from_path
@@ -26,14 +33,21 @@ pytestmark = pytest.mark.usefixtures("docker_daemon")
 
 @pytest.fixture
 def docker(docker_daemon: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A docker client; every sandbox of this test run's homes is removed afterwards."""
+    """A docker client; every sandbox (and workspace volume) of this test run's homes is
+    removed afterwards."""
     client = connect({})
     yield client
-    ours = str(tmp_path_factory.getbasetemp()) + "/"
-    for container in sandboxes(client):
-        if container.labels.get("hermes.home", "").startswith(ours):
-            container.remove(force=True)
+    remove_sandboxes(client, str(tmp_path_factory.getbasetemp()) + "/")
     client.close()
+
+
+def remove_sandboxes(client: Any, home_prefix: str) -> None:
+    for container in sandboxes(client):
+        if container.labels.get("hermes.home", "").startswith(home_prefix):
+            container.remove(force=True)
+    for volume in workspace_volumes(client):
+        if volume.attrs["Labels"].get("hermes.home", "").startswith(home_prefix):
+            volume.remove(force=True)
 
 
 @pytest.fixture
@@ -96,7 +110,8 @@ def test_limits_network_none_and_passed_variables_are_in_force(
         docker: Any) -> None:
     (root / ".env").parent.mkdir(parents=True, exist_ok=True)
     (root / ".env").write_text("PROJECT_TOKEN=tok-123\nOPENAI_API_KEY=sk-not-passed\n")
-    overrides = ("environment.docker.cpus=0.5", "environment.docker.memory=256m",
+    overrides = ("environment.docker.user=root",  # the package manager's capabilities
+                 "environment.docker.cpus=0.5", "environment.docker.memory=256m",
                  "environment.docker.pids_limit=64", "environment.docker.read_only=true",
                  "environment.docker.env=[PROJECT_TOKEN]")
     with runtime(root, environ, base_image, workspace, *overrides) as rt:
@@ -274,3 +289,97 @@ def test_background_jobs_run_in_the_sandbox(root: Path, environ: dict[str, str],
         assert killed["status"] != "running"
         assert "sleep 303" not in sandbox_of(rt).run(
             "cat /proc/[0-9]*/cmdline | tr '\\0' ' '").output
+
+
+def test_commands_run_as_the_invoking_user_on_a_nosuid_workspace(base_image: str,
+                                                                 docker: Any) -> None:
+    """A setuid copy of a shell planted in the workspace belongs to the user who ran
+    hermes (never root), and the workspace is mounted nosuid,nodev in the sandbox."""
+    uid, switch = _an_unprivileged_user()
+    user_home = Path(tempfile.mkdtemp(prefix="hermes-docker-user-"))  # reachable by uid
+    workspace = user_home / "workspace"
+    workspace.mkdir()
+    command = ("cp /bin/sh planted && chmod u+s planted && id -u && echo HOME=$HOME && "
+               "grep ' /workspace ' /proc/mounts")
+
+    def respond(request: RecordedRequest) -> Reply:
+        if not request.tool_results:
+            return Reply(tool_calls=[ToolCall("terminal", {"command": command})])
+        return Reply(text=str(request.tool_results[0].content))
+
+    try:
+        with FakeLLM(fallback=respond, strict=False) as llm:
+            write_fake_provider(user_home / ".hermes", llm.openai_base_url)
+            subprocess.run(["chown", "-R", f"{uid}:{uid}", str(user_home)], check=True)
+            done = subprocess.run(
+                [*switch, sys.executable, "-m", "hermes", "-z", "plant it", "environment=docker",
+                 f"environment.docker.image={base_image}", "environment.docker.approvals=false",
+                 f"environment.docker.workspace={workspace}"],
+                env={"HOME": str(user_home), "PATH": os.environ["PATH"], "LANG": "C.UTF-8",
+                     "HERMES_NO_DAEMON": "1"}, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        planted = (workspace / "planted").stat()
+        assert planted.st_uid == uid and planted.st_mode & 0o4000  # setuid to nobody new
+        assert f"{uid}\\nHOME=/tmp" in done.stdout, done.stdout
+        options = done.stdout.split(" /workspace ")[1].split()[1].split(",")
+        assert {"nosuid", "nodev", "rw"} <= set(options), done.stdout
+    finally:
+        remove_sandboxes(docker, str(user_home))
+        shutil.rmtree(user_home, ignore_errors=True)
+
+
+def _an_unprivileged_user() -> tuple[int, list[str]]:
+    """Who runs hermes in that test: this user, or (as root) nobody with access to the
+    docker socket, so that "the invoking user" is not root."""
+    if os.getuid() != 0:
+        return os.getuid(), []
+    socket_path = Path("/var/run/docker.sock")
+    if os.environ.get("DOCKER_HOST") or not socket_path.exists():
+        pytest.skip("needs the local docker socket to run hermes as another user")
+    group = socket_path.stat().st_gid
+    return 65534, ["setpriv", "--reuid=65534", "--regid=65534", f"--groups={group}", "--"]
+
+
+def test_an_image_with_an_entrypoint_still_runs_commands(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path, docker: Any,
+        tmp_path: Path) -> None:
+    image = "hermes-test-entrypoint:latest"
+    (tmp_path / "Dockerfile").write_text(f'FROM {base_image}\nENTRYPOINT ["/bin/false"]\n')
+    docker.images.build(path=str(tmp_path), tag=image, rm=True)
+    try:
+        with runtime(root, environ, image, workspace) as rt:
+            result = sandbox_of(rt).run("echo still here")
+        assert (result.exit_code, result.output) == (0, "still here\n")
+    finally:
+        remove_sandboxes(docker, str(root))
+        docker.images.remove(image, force=True)
+
+
+def test_prune_removes_workspace_volumes(hermes: Callable[..., Any], root: Path,
+                                         environ: dict[str, str], base_image: str,
+                                         docker: Any) -> None:
+    def sandbox(task: str, idle_timeout: float) -> str:
+        home = home_from_path(root).ensure()
+        settings = ["environment=docker", f"environment.docker.image={base_image}",
+                    f"environment.docker.task={task}",
+                    f"environment.docker.idle_timeout={idle_timeout}"]
+        with build_runtime(home, compose_config(home, environ, settings).config,
+                           environ) as rt:
+            assert sandbox_of(rt).run("echo kept > file").exit_code == 0
+            return str(sandbox_of(rt).container().name)
+
+    def volumes() -> set[str]:
+        return {v.name for v in workspace_volumes(docker, home_from_path(root))}
+
+    busy = sandbox("busy", 3600)
+    idle = sandbox("idle", 1)  # last: a runtime's start reaps the idle ones
+    assert volumes() == {f"{idle}-workspace", f"{busy}-workspace"}
+    wait_until(lambda: (idle_seconds(docker, docker.containers.get(idle)) or 0) > 1.5,
+               what="the sandbox to idle")
+    pruned = hermes("sandbox", "prune")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert f"removed {idle}" in pruned.stdout and f"removed volume {idle}-workspace" in \
+        pruned.stdout
+    assert volumes() == {f"{busy}-workspace"}  # its sandbox still uses it
+    forced = hermes("sandbox", "prune", "--force")
+    assert f"removed volume {busy}-workspace" in forced.stdout and volumes() == set()

@@ -58,7 +58,9 @@ def list_(ctx: typer.Context, all_profiles: bool = ALL_PROFILES,
 def prune(ctx: typer.Context, all_profiles: bool = ALL_PROFILES,
           force: bool = typer.Option(False, "--force", help="Remove them all, idle or not.")
           ) -> None:
-    """Remove sandboxes idle longer than their idle_timeout (all of them with --force)."""
+    """Remove sandboxes idle longer than their idle_timeout (all of them with --force),
+    then the workspace volumes no sandbox uses any more."""
+    from hermes.environments.docker_mounts import remove_unused_volumes
     from hermes.environments.docker_sandbox import connect, reap_idle, remove_quietly, sandboxes
 
     cli = state(ctx)
@@ -71,8 +73,11 @@ def prune(ctx: typer.Context, all_profiles: bool = ALL_PROFILES,
             removed.append(container.name)
     else:
         removed = reap_idle(client, home)
+    volumes = remove_unused_volumes(client, home)
     for name in removed:
         out(f"removed {name}")
-    if not removed:
+    for name in volumes:
+        out(f"removed volume {name}")
+    if not removed and not volumes:
         out("nothing to remove" + ("" if force else " (no sandbox is idle past its "
                                    "idle_timeout; --force removes them all)"))

@@ -7,6 +7,7 @@ YAML never silently does nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -126,6 +127,12 @@ class MemoryConfig(Section):
     """Most items one provider recalls into a turn (fact store: facts)."""
 
 
+def _sandbox_user(value: str) -> str:
+    if not re.fullmatch(r"host|root|[0-9]+(:[0-9]+)?", value):
+        raise PydanticCustomError("sandbox_user", "expected host, root or UID[:GID]")
+    return value
+
+
 class DockerSettings(Section):
     """The sandbox: one long-lived container per (profile, task), found again by its labels."""
 
@@ -151,9 +158,14 @@ class DockerSettings(Section):
     the sandbox; no other variable or secret is."""
     read_only: bool = False
     """Read-only root filesystem (``/tmp`` and the workspace stay writable)."""
+    user: Annotated[str, AfterValidator(_sandbox_user)] = "host"
+    """Who commands run as: ``host`` (the uid:gid of whoever starts the sandbox, so what
+    they write in the workspace is theirs and a setuid bit there grants nothing),
+    ``root`` (what a package manager needs), or ``UID[:GID]``."""
     cap_add: list[str] = Field(default_factory=lambda: [
         "CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"])
-    """Capabilities kept (all others are dropped): what a package manager needs."""
+    """Capabilities kept (all others are dropped): what a package manager needs (they
+    take effect only for ``user: root``)."""
     idle_timeout: float = Field(3600.0, gt=0)
     """Seconds a sandbox may sit unused before the reaper removes it."""
     approvals: bool = True

@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 from hermes.config.schema import DockerSettings
 from hermes.credentials import Secrets
 from hermes.environments.base import BackgroundProcess, CommandResult, Environment
+from hermes.environments.docker_mounts import mounts
 from hermes.environments.docker_sandbox import (
     USED_MARKER,
     SandboxSpec,
     connect,
     create_sandbox,
     find_sandbox,
-    mounts,
     reap_idle,
     require_image,
 )

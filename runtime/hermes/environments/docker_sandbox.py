@@ -14,10 +14,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from hermes.config.schema import DockerSettings
+from hermes.environments.docker_mounts import create_workspace_volume, mounts, seal_mounts
 from hermes.errors import SandboxError, SandboxUnavailable
 from hermes.home import Home
 
@@ -58,10 +58,17 @@ class SandboxSpec:
         digest = hashlib.sha256(str(self.home.path).encode()).hexdigest()[:10]
         return f"hermes-{self.home.name}-{self.settings.task}-{digest}"
 
+    @property
+    def user(self) -> str:
+        """Who the sandbox's commands run as: ``uid:gid`` (``host``: this process's)."""
+        if self.settings.user == "host":
+            return f"{os.getuid()}:{os.getgid()}"
+        return "0:0" if self.settings.user == "root" else self.settings.user
+
     def fingerprint(self) -> str:
         """A digest of everything the container was created from (secrets only hashed)."""
         made_from = [self.settings.model_dump(mode="json", exclude={"approvals"}), self.cwd,
-                     sorted(self.environment.items())]
+                     sorted(self.environment.items()), self.user]
         return hashlib.sha256(json.dumps(made_from, sort_keys=True).encode()).hexdigest()[:16]
 
     def labels(self) -> dict[str, str]:
@@ -86,7 +93,7 @@ def find_sandbox(client: Any, spec: SandboxSpec) -> Any | None:
         remove_quietly(container)
         return None
     if container.status != "running":
-        container.start()
+        start_sealed(client, container, spec)
     return container
 
 
@@ -107,23 +114,39 @@ def create_sandbox(client: Any, spec: SandboxSpec) -> Any:
     """A new sandbox container; when another process just created it, that one."""
     from docker.errors import APIError
 
-    s = spec.settings
-    require_image(client, s.image)
+    require_image(client, spec.settings.image)
+    create_workspace_volume(client, spec)
     try:
-        container = client.containers.create(s.image, ["sleep", "infinity"], **_options(spec))
+        # The image's own ENTRYPOINT (a server, a wrapper) would replace the idle process
+        # that keeps the sandbox up: the container would exit and every command with it.
+        container = client.containers.create(spec.settings.image,
+                                             entrypoint=["sleep", "infinity"], **_options(spec))
     except APIError as exc:
         if exc.status_code == 409 and (other := find_sandbox(client, spec)) is not None:
             return other
         raise SandboxError(f"creating the sandbox failed: {exc.explanation or exc}") from exc
-    container.start()
+    start_sealed(client, container, spec)
     return container
+
+
+def start_sealed(client: Any, container: Any, spec: SandboxSpec) -> None:
+    """Start ``container`` with its mounts nosuid; one that cannot be sealed is removed."""
+    container.start()
+    try:
+        seal_mounts(client, container, spec)
+    except SandboxUnavailable:
+        remove_quietly(container)
+        raise
 
 
 def _options(spec: SandboxSpec) -> dict[str, Any]:
     s = spec.settings
+    root = spec.user.split(":")[0] == "0"
+    # A uid the image has no account for gets HOME=/ from docker, which it cannot write.
+    environment = spec.environment if root else {"HOME": "/tmp", **spec.environment}
     return {
         "name": spec.name, "labels": spec.labels(), "init": True, "detach": True,
-        "working_dir": spec.cwd, "environment": spec.environment,
+        "user": spec.user, "working_dir": spec.cwd, "environment": environment,
         "network_mode": s.network, "mem_limit": s.memory, "pids_limit": s.pids_limit,
         "nano_cpus": int(s.cpus * 1e9) if s.cpus else None,
         "cap_drop": ["ALL"], "cap_add": list(s.cap_add),
@@ -131,34 +154,6 @@ def _options(spec: SandboxSpec) -> dict[str, Any]:
         "tmpfs": {"/tmp": "rw,nosuid,nodev,mode=1777"},
         "volumes": mounts(spec),
     }
-
-
-def mounts(spec: SandboxSpec) -> dict[str, dict[str, str]]:
-    """The workspace at the working directory plus ``volumes``; never the profile's home."""
-    s = spec.settings
-    workspace = s.workspace or f"{spec.name}-workspace"
-    found = {workspace: {"bind": spec.cwd, "mode": "rw"}}
-    for entry in s.volumes:
-        host, _, rest = entry.partition(":")
-        target, _, mode = rest.partition(":")
-        if not host or not target.startswith("/") or mode not in ("", "ro", "rw"):
-            raise SandboxUnavailable(f"environment.docker.volumes: {entry!r} — expected "
-                                     "/host/path:/container/path[:ro]")
-        found[host] = {"bind": target, "mode": mode or "rw"}
-    for host in found:
-        _refuse_home(host, spec.home)
-    return found
-
-
-def _refuse_home(host: str, home: Home) -> None:
-    if not host.startswith(("/", "~", ".")):
-        return  # a named docker volume
-    path = Path(os.path.realpath(os.path.expanduser(host)))
-    for private in (Path(os.path.realpath(home.path)), Path(os.path.realpath(home.root))):
-        if path == private or path in private.parents or private in path.parents:
-            raise SandboxUnavailable(
-                f"environment.docker: {host} would put the Hermes home {private} into the "
-                "sandbox — mount a project directory instead")
 
 
 def last_used(container: Any) -> float:
