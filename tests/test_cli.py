@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("litellm", "docker", "sqlite_utils", "dependency_injector")
+HEAVY = ("litellm", "docker", "sqlite_utils", "dependency_injector", "telegram", "uvicorn",
+         "fastapi")
 
 
 def test_help_lists_the_groups(hermes) -> None:
@@ -49,7 +50,8 @@ def test_version(hermes_subprocess) -> None:
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["profile", "list"], ["config", "show"],
-                                  ["config", "explain", "provider.model"], ["doctor"]])
+                                  ["config", "explain", "provider.model"], ["doctor"],
+                                  ["pairing", "list"]])
 def test_management_commands_never_import_heavy_libraries(argv: list[str], environ) -> None:
     code = (
         "import sys, json\n"

@@ -109,6 +109,11 @@ class Home:
         return self.path / "logs"
 
     @property
+    def pairing_dir(self) -> Path:
+        """Messaging pairing codes and paired users, one 0600 file per platform."""
+        return self.path / "pairing"
+
+    @property
     def is_default(self) -> bool:
         return self.name == DEFAULT_PROFILE
 

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "sandbox": ("sandbox_cmd", "app", True),
     "ab": ("ab_cmd", "app", True),
     "skills": ("skills_cmd", "app", True),
+    "pairing": ("pairing_cmd", "app", True),
 }
 
 

@@ -2,7 +2,10 @@
 
 An adapter knows nothing of the agent. It turns what arrives on its platform into
 ``MessageEvent``s handed to the gateway's callback, and sends replies back with
-``send``. ``start`` and ``stop`` run in the gateway's event loop.
+``send``. ``start``, ``stop`` and ``close`` run in the gateway's event loop: ``stop``
+ends the intake, ``close`` comes once the turns still running have answered. Chat
+platforms build on ``hermes.gateway.messaging`` (allowlists, pairing, approvals in the
+chat, an outbox that survives reconnects).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 ChatType = Literal["direct", "group", "channel", "thread", "api"]
-PlatformStateName = Literal["starting", "running", "failed", "stopping", "stopped"]
+PlatformStateName = Literal["starting", "running", "reconnecting", "failed", "stopping",
+                            "stopped"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +78,11 @@ class PlatformAdapter(ABC):
     @abstractmethod
     async def send(self, source: MessageSource, text: str) -> None:
         """Deliver ``text`` to the chat (and thread) of ``source``."""
+
+    async def typing(self, source: MessageSource) -> None:
+        """Show the chat that an answer is being written (repeated during a turn); no-op
+        where the platform has no such thing."""
+
+    async def close(self) -> None:
+        """After ``stop``, once running turns have answered: deliver what is queued and
+        let go of the connection."""

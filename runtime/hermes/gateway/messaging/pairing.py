@@ -1,0 +1,264 @@
+"""Pairing: how someone not on a platform's allowlist gets access, with the owner's consent.
+
+An unknown sender in a direct message gets a code (8 characters from an alphabet
+without 0/O/1/I/L, valid one hour) and hands it to the owner, who runs
+``hermes pairing approve PLATFORM CODE``. Codes are stored only as salted scrypt
+hashes. A sender gets at most one code per ``REQUEST_INTERVAL``, a platform has at
+most ``MAX_PENDING`` codes waiting, and ``MAX_FAILURES`` wrong codes in a row lock the
+platform's pairing (no approvals, no new codes) for ``LOCKOUT`` seconds.
+
+One file per platform, ``<home>/pairing/<platform>.json`` (0600, written atomically
+under a file lock: the gateway and the CLI share it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes.errors import UserError
+from hermes.fsutil import atomic_write, private_dir
+
+ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+"""Letters and digits that cannot be mistaken for one another (no 0/O, 1/I/L)."""
+CODE_LENGTH = 8
+CODE_TTL = 3600.0
+"""Seconds a code stays valid."""
+KEEP_EXPIRED = 86400.0
+"""Seconds an expired code is remembered, so that approving it says "expired"."""
+REQUEST_INTERVAL = 600.0
+"""Seconds before the same sender can be given another code."""
+MAX_PENDING = 3
+MAX_FAILURES = 5
+LOCKOUT = 3600.0
+PLATFORM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+Refusal = Literal["rate_limited", "locked", "busy"]
+Clock = Callable[[], float]
+
+
+class PairingError(UserError):
+    """A pairing command that cannot be done (wrong or expired code, lockout, unknown user)."""
+
+
+@dataclass(frozen=True)
+class Issued:
+    """The answer to a request for a code: the code, or why none was given."""
+
+    code: str | None
+    refusal: Refusal | None = None
+
+
+@dataclass(frozen=True)
+class PendingCode:
+    """A code waiting for the owner (only a fingerprint of its hash is ever shown)."""
+
+    platform: str
+    user_id: str
+    user_name: str
+    created_at: float
+    fingerprint: str
+    expired: bool
+
+
+@dataclass(frozen=True)
+class PairedUser:
+    """Someone the owner let in."""
+
+    platform: str
+    user_id: str
+    user_name: str
+    approved_at: float
+
+
+class PairingStore:
+    """The pairing files of one home."""
+
+    def __init__(self, directory: Path, clock: Clock = time.time):
+        self.directory = directory
+        self.clock = clock
+        self._cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+    def request(self, platform: str, user_id: str, user_name: str = "") -> Issued:
+        """A new code for ``user_id``, or the reason there is none."""
+        with self._editing(platform) as data:
+            now = self.clock()
+            if data["locked_until"] > now:
+                return Issued(None, "locked")
+            if now - data["requests"].get(user_id, -REQUEST_INTERVAL) < REQUEST_INTERVAL:
+                return Issued(None, "rate_limited")
+            waiting = [e for e in data["pending"].values() if now - e["created_at"] < CODE_TTL]
+            if len(waiting) >= MAX_PENDING:
+                return Issued(None, "busy")
+            code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+            salt = secrets.token_bytes(16)
+            data["pending"][secrets.token_hex(8)] = {
+                "hash": _hash(code, salt), "salt": salt.hex(), "user_id": user_id,
+                "user_name": user_name, "created_at": now}
+            data["requests"][user_id] = now
+            return Issued(code)
+
+    def approve(self, platform: str, code: str) -> PairedUser:
+        """Let in the sender of ``code``; a wrong code counts towards the lockout."""
+        given = normalise_code(code)
+        with self._editing(platform) as data:
+            now = self.clock()
+            _refuse_if_locked(platform, data, now)
+            found = _matching(data["pending"], given)
+            if found is None:
+                raise PairingError(_wrong_code(platform, data, now))
+            entry_id, entry = found
+            if now - entry["created_at"] >= CODE_TTL:
+                raise PairingError(f"that {platform} code expired (codes are valid for "
+                                   f"{CODE_TTL / 3600:g} hour); ask them to send a message "
+                                   "again for a new one")
+            data["failures"] = 0
+            data["pending"] = {k: e for k, e in data["pending"].items()
+                               if k != entry_id and e["user_id"] != entry["user_id"]}
+            data["paired"][entry["user_id"]] = {"user_name": entry["user_name"],
+                                                "approved_at": now}
+            return PairedUser(platform, entry["user_id"], entry["user_name"], now)
+
+    def revoke(self, platform: str, user_id: str) -> PairedUser:
+        """Take back a pairing (the allowlist in config is not touched)."""
+        with self._editing(platform) as data:
+            entry = data["paired"].pop(user_id, None)
+            if entry is None:
+                known = ", ".join(sorted(data["paired"])) or "none"
+                raise PairingError(f"{user_id} is not paired on {platform} (paired: {known})")
+            return PairedUser(platform, user_id, entry["user_name"], entry["approved_at"])
+
+    def is_paired(self, platform: str, user_id: str) -> bool:
+        return bool(user_id) and user_id in self._read(platform)["paired"]
+
+    def paired(self) -> list[PairedUser]:
+        return [PairedUser(platform, user, e["user_name"], e["approved_at"])
+                for platform in self.platforms()
+                for user, e in self._read(platform)["paired"].items()]
+
+    def pending(self) -> list[PendingCode]:
+        now = self.clock()
+        return [PendingCode(platform, e["user_id"], e["user_name"], e["created_at"],
+                            e["hash"][:8], now - e["created_at"] >= CODE_TTL)
+                for platform in self.platforms()
+                for e in self._read(platform)["pending"].values()]
+
+    def locked_until(self, platform: str) -> float:
+        """When the platform's lockout ends (in the past when there is none)."""
+        return float(self._read(platform)["locked_until"])
+
+    def platforms(self) -> list[str]:
+        """Platforms with a pairing file."""
+        if not self.directory.is_dir():
+            return []
+        return sorted(p.stem for p in self.directory.glob("*.json")
+                      if PLATFORM_NAME.match(p.stem))
+
+    def _path(self, platform: str) -> Path:
+        if not PLATFORM_NAME.match(platform):
+            raise PairingError(f"{platform!r} is not a platform name (letters, digits, _ "
+                               "and -, as under platforms.enabled)")
+        return self.directory / f"{platform}.json"
+
+    def _read(self, platform: str) -> dict[str, Any]:
+        path = self._path(platform)
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return _blank()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._cache.get(platform)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, _parse(path))
+            self._cache[platform] = cached
+        return cached[1]
+
+    @contextmanager
+    def _editing(self, platform: str) -> Iterator[dict[str, Any]]:
+        """The platform's data, written back (0600, atomically) when the block ends
+        without an exception other than ``PairingError`` (a failure count must stick)."""
+        from filelock import FileLock
+
+        path = self._path(platform)
+        private_dir(self.directory)
+        with FileLock(str(path.with_suffix(".lock")), timeout=30, mode=0o600):
+            data = _parse(path) if path.exists() else _blank()
+            try:
+                yield data
+            except PairingError:
+                self._write(path, data)
+                raise
+            self._write(path, data)
+
+    def _write(self, path: Path, data: dict[str, Any]) -> None:
+        now = self.clock()
+        data["pending"] = {k: e for k, e in data["pending"].items()
+                           if now - e["created_at"] < KEEP_EXPIRED}
+        data["requests"] = {u: t for u, t in data["requests"].items()
+                            if now - t < REQUEST_INTERVAL}
+        atomic_write(path, json.dumps(data, indent=2) + "\n", mode=0o600)
+
+
+def normalise_code(code: str) -> str:
+    """The code as stored: upper case, without spaces or dashes people add."""
+    return re.sub(r"[\s-]", "", code).upper()
+
+
+def _hash(code: str, salt: bytes) -> str:
+    # scrypt, not one round of SHA-256: a copied file must not give the codes away
+    return hashlib.scrypt(code.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32).hex()
+
+
+def _matching(pending: dict[str, Any], code: str) -> tuple[str, dict[str, Any]] | None:
+    if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
+        return None
+    for entry_id, entry in pending.items():
+        candidate = _hash(code, bytes.fromhex(entry["salt"]))
+        if hmac.compare_digest(candidate, entry["hash"]):
+            return entry_id, entry
+    return None
+
+
+def _refuse_if_locked(platform: str, data: dict[str, Any], now: float) -> None:
+    if data["locked_until"] > now:
+        minutes = max(1, round((data["locked_until"] - now) / 60))
+        raise PairingError(f"pairing on {platform} is locked for {minutes} more minute(s) "
+                           f"after {MAX_FAILURES} wrong codes; try again later")
+
+
+def _wrong_code(platform: str, data: dict[str, Any], now: float) -> str:
+    data["failures"] += 1
+    if data["failures"] >= MAX_FAILURES:
+        data["failures"] = 0
+        data["locked_until"] = now + LOCKOUT
+        return (f"no {platform} pairing request has that code; that was the {MAX_FAILURES}th "
+                f"wrong code, so pairing on {platform} is locked for "
+                f"{LOCKOUT / 3600:g} hour")
+    left = MAX_FAILURES - data["failures"]
+    return (f"no {platform} pairing request has that code (`hermes pairing list` shows "
+            f"who is waiting); {left} more wrong code(s) lock pairing for "
+            f"{LOCKOUT / 3600:g} hour")
+
+
+def _blank() -> dict[str, Any]:
+    return {"pending": {}, "paired": {}, "requests": {}, "failures": 0, "locked_until": 0.0}
+
+
+def _parse(path: Path) -> dict[str, Any]:
+    """The file's data; an unreadable or malformed file is an error, never "nobody"."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PairingError(f"{path}: cannot read the pairing file ({exc}); fix or remove "
+                           "it") from exc
+    if not isinstance(data, dict):
+        raise PairingError(f"{path}: not a pairing file (expected a JSON object)")
+    return _blank() | data

@@ -1,0 +1,1 @@
+"""The ``webhook`` platform: signed HTTP deliveries that run the agent (``platform``)."""
