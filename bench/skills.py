@@ -23,6 +23,11 @@ Measurements (``MEASUREMENTS``: a name and a function from the run's ``Context``
     session of a new runtime); *warm*: the same store again (the next session of a
     running runtime). Median of ``--rounds`` x 5, wall time and this process's CPU
     time (on a busy machine the wall time includes waiting for a CPU). Target: <= 20 ms.
+``review``
+    The user-visible latency of a turn that triggers a background review: ``hermes -z``
+    through the warm server with a review after every turn vs learning off, against a
+    fake LLM that takes 300 ms per call (``bench/learning.py``, which also runs alone).
+    Target: median wall on / off <= 1.05.
 
 Exit status is 0 even when a target is missed: this is a measurement, not a test.
 """
@@ -153,9 +158,22 @@ def measure_index(ctx: Context) -> list[Figure]:
             Figure("index size", len(text), "chars")]
 
 
+def measure_review(ctx: Context) -> list[Figure]:
+    """A turn that triggers a review vs learning off (module docstring)."""
+    from learning import TARGET, review_latency
+
+    (ctx.tmp / "review").mkdir()
+    on, off = review_latency(ctx.ours, ctx.rounds, ctx.tmp / "review")
+    ctx.raw["review"] = {command.label: command.wall_ms for command in (on, off)}
+    return [Figure("-z, learning on", on.median_ms, "ms"),
+            Figure("-z, learning off", off.median_ms, "ms"),
+            Figure("on / off", on.median_ms / off.median_ms, "x", TARGET)]
+
+
 MEASUREMENTS: dict[str, Callable[[Context], list[Figure]]] = {
     "list": measure_list,
     "index": measure_index,
+    "review": measure_review,
 }
 """Each measurement by name, run in this order (``--only`` picks some)."""
 

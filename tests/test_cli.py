@@ -51,7 +51,7 @@ def test_version(hermes_subprocess) -> None:
 
 @pytest.mark.parametrize("argv", [["--version"], ["profile", "list"], ["config", "show"],
                                   ["config", "explain", "provider.model"], ["doctor"],
-                                  ["pairing", "list"]])
+                                  ["curator", "status"], ["pairing", "list"]])
 def test_management_commands_never_import_heavy_libraries(argv: list[str], environ) -> None:
     code = (
         "import sys, json\n"

@@ -27,6 +27,8 @@ from hermes.environments.local import LocalEnvironment
 from hermes.environments.ssh import SSHEnvironment
 from hermes.gateway.platforms import build_platforms
 from hermes.home import Home
+from hermes.learning.curator import home_curator
+from hermes.learning.service import build_learning
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
@@ -43,6 +45,22 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
     """Tools that services contribute: the memory service's (``tool_specs()``) and the
     skill tools over the skills store."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ)]
+
+
+def _review_specs_of(memory: MemoryProvider, skills: SkillsStore,
+                     environ: Mapping[str, str]) -> list[Any]:
+    """The background review's tools: memory's, and the skill tools writing as ``review``."""
+    return [*memory.tool_specs(), *skill_tools(skills, actor="review", environ=environ)]
+
+
+def _model_named_by(main: Any, settings: Any, key: str) -> Any:
+    """A provider of the model that the setting ``key`` names at the main provider (the
+    main model itself when unset)."""
+    return providers.Singleton(
+        summariser_client, main=main,
+        provider=providers.Callable(attrgetter("provider"), settings),
+        model=providers.Callable(attrgetter(key), settings),
+    )
 
 
 class RuntimeContainer(containers.DeclarativeContainer):
@@ -109,21 +127,25 @@ class RuntimeContainer(containers.DeclarativeContainer):
 
     hooks = providers.Singleton(build_hooks, memory=memory)
 
-    summariser = providers.Singleton(
-        summariser_client,
-        main=model,
-        provider=providers.Callable(attrgetter("provider"), settings),
-        model=providers.Callable(attrgetter("agent.compression.model"), settings),
-    )
+    summariser = _model_named_by(model, settings, "agent.compression.model")
     """The model that writes context-compression summaries (``agent.compression.model``)."""
 
-    judge = providers.Singleton(
-        summariser_client,
-        main=model,
-        provider=providers.Callable(attrgetter("provider"), settings),
-        model=providers.Callable(attrgetter("approvals.judge_model"), settings),
-    )
+    judge = _model_named_by(model, settings, "approvals.judge_model")
     """The model that judges flagged commands in ``approvals.mode: smart``."""
+
+    review_model = _model_named_by(model, settings, "learning.model")
+    """The model of the background review (``learning.model``)."""
+
+    learning = providers.Singleton(
+        build_learning, home=home, settings=settings.provided.learning, main_tools=tools,
+        specs=providers.Callable(_review_specs_of, memory, skills, environ),
+        environment=environment, environ=environ, model=review_model,
+    )
+    """Background reviews after turns (``learning.*``)."""
+
+    curator = providers.Singleton(home_curator, home=home, skills=skills,
+                                  settings=settings.provided.curator)
+    """Upkeep of the home's skills (``curator.*``)."""
 
     agent_factory = providers.Factory(
         AgentFactory,
@@ -143,6 +165,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
             approvals=settings.provided.approvals,
             environment_files=settings.provided.secrets.environment_files,
             judge=judge,
+            learning=learning,
         ),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes.agent.approval_judge import ModelJudge
 from hermes.agent.compress import Compressor
@@ -24,6 +24,9 @@ from hermes.skills.index import skills_inputs
 from hermes.skills.store import SkillsStore
 from hermes.tools.context import ApprovalCallback, ClarifyCallback, ToolContext
 from hermes.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from hermes.learning.service import LearningService
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
 """Message fields restored on resume (plus a tool result's ``name``, stored as ``tool_name``)."""
@@ -49,6 +52,8 @@ class AgentDeps:
     """How dangerous commands are approved (``approvals.mode``)."""
     judge: ModelClient | None = None
     """Judges flagged commands in ``smart`` mode (the main model unless configured)."""
+    learning: LearningService | None = None
+    """Starts background reviews when a session's nudge interval is reached."""
     environment_files: Sequence[str] = ()
     """``secrets.environment_files``: secrets the tools' redactor must know too."""
 
@@ -135,4 +140,5 @@ class AgentFactory:
                      session_id=session_id, messages=messages,
                      max_iterations=d.settings.max_iterations, hooks=d.hooks,
                      stream=how.stream, events=how.events, compressor=compressor,
-                     turn_output_budget=d.settings.turn_tool_output_max_chars)
+                     turn_output_budget=d.settings.turn_tool_output_max_chars,
+                     observer=d.learning.observer(messages) if d.learning else None)

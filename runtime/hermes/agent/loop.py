@@ -17,6 +17,7 @@ from typing import Any, Literal
 from hermes.agent.compress import Compressor, continue_in_child
 from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
 from hermes.agent.hooks import Hooks
+from hermes.agent.observer import TurnObserver
 from hermes.agent.repair import repair_messages
 from hermes.models.base import ModelClient
 from hermes.models.errors import CallCancelledError, ContextOverflowError, ModelCallError
@@ -65,7 +66,7 @@ class Agent:
                  tool_context: ToolContext, session_id: str, messages: list[dict[str, Any]],
                  max_iterations: int, hooks: Hooks | None = None, stream: bool = True,
                  events: AgentEvents | None = None, compressor: Compressor | None = None,
-                 turn_output_budget: int = 150_000):
+                 turn_output_budget: int = 150_000, observer: TurnObserver | None = None):
         self.model = model
         self.tools = tools
         self.store = store
@@ -81,6 +82,8 @@ class Agent:
         self.turn_output_budget = turn_output_budget
         """Characters all tool results of one model turn may use together."""
         """Shortens the transcript near the context window; None: never compress."""
+        self.observer = observer or TurnObserver()
+        """Watches tool iterations and turn ends (the learning loop's nudge counters)."""
         self.interrupted = threading.Event()
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
         self.ctx.cancelled = self.interrupted.is_set  # running commands stop on interrupt
@@ -130,6 +133,7 @@ class Agent:
                 return self._ended(self._final(reply, grace, iteration, usage))
             self._append(reply.as_message(), reply)
             outcomes = self._run_tools(list(reply.tool_calls))
+            self.observer.tools_ran(outcomes)
             if self.interrupted.is_set():
                 return self._interrupted(reply.content, iteration, usage)
             unknown = all(self.tools.get(c.name) is None for c in reply.tool_calls)
@@ -235,6 +239,7 @@ class Agent:
         if result.exit_reason == "completed":
             for hook in self.hooks.turn_end:
                 hook(self._user_text, result.text)
+        self.observer.turn_ended(self, result)
         return result
 
     def _call_model_fitting(self) -> ModelReply:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +98,10 @@ class CliState:
     profile: str | None
     """The ``-p/--profile`` value, taken from anywhere on the command line."""
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    background: list[Callable[[], None]] | None = None
+    """Work a command leaves to run after its exit status is reported: the warm server's
+    child runs it once the client is released (a chat's running learning review). None
+    (in-process): the command finishes its work itself."""
 
     def home(self) -> Home:
         return resolve_home(self.profile, self.environ)

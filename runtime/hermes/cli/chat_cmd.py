@@ -99,11 +99,19 @@ def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
     from hermes.container import build_runtime
 
     runtime = build_runtime(home, composed.config, st.environ)
+    started = left_running = False
     try:
         runtime.start()
+        started = True
         yield runtime
     finally:
-        runtime.close()
+        from hermes.cli.chat_learning import finish_reviews
+
+        try:  # a learning review still running: waited for, or left to the server
+            left_running = started and finish_reviews(runtime, st.background)
+        finally:
+            if not left_running:
+                runtime.close()
 
 
 def _start_litellm_import() -> None:

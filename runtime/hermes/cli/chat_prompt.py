@@ -31,9 +31,14 @@ class ChatPrompt:
                                            multiline=True, key_bindings=bindings)
 
     def read(self) -> str | None:
-        """The next message; None at end of input (Ctrl-D); '' when Ctrl-C clears the line."""
+        """The next message; None at end of input (Ctrl-D); '' when Ctrl-C clears the line.
+        What other threads print meanwhile (a "learned: ..." line) appears above the
+        prompt instead of inside it."""
+        from prompt_toolkit.patch_stdout import patch_stdout
+
         try:
-            text: str = self._session.prompt("› ")
+            with patch_stdout(raw=True):
+                text: str = self._session.prompt("› ")
         except EOFError:
             return None
         except KeyboardInterrupt:

@@ -12,6 +12,7 @@ from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
 from hermes.agent.transcript import discard_if_unanswered
+from hermes.cli.chat_learning import LearnedNotices, answering
 from hermes.errors import UserError
 from hermes.hints import command, for_profile
 from hermes.models.types import StreamCallbacks, ToolCall
@@ -70,6 +71,8 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     events = AgentEvents(on_tool_start=_progress, on_tool_end=_show_refusal)
     how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
     agent = _open(_factory(runtime), how, resume, continue_)
+    _learned_notices(runtime)
+    runtime.container.learning().hold()  # until the answer is out (see finish_reviews)
     result = _run_interruptibly(agent, query)
     kept = end_session(agent)
     if result.exit_reason == "error":
@@ -195,6 +198,7 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
                       stream=stream, events=events)
     factory = _factory(runtime)
     agent = _open(factory, how, resume, continue_)
+    notices = _learned_notices(runtime)
     prompt = ChatPrompt(runtime.home.path / ".chat_history")
     sys.stdout.write(f"hermes · {agent.model.model} · session {agent.session_id[:8]} · "
                      "/help for commands\n")
@@ -208,10 +212,16 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
         if text and text.startswith("/"):
             agent, text = _command(text, agent, factory, how)
         if text:
-            _turn(agent, text, printer, stream)
+            with answering(runtime.container.learning(), notices):
+                _turn(agent, text, printer, stream)
     if end_session(agent):
         again = command(runtime.home.name, f"chat --resume {agent.session_id}")
         sys.stderr.write(f"session {agent.session_id} — resume with `{again}`\n")
+
+
+def _learned_notices(runtime: Any) -> LearnedNotices:
+    """Print "learned: ..." when a background review of this runtime saved something."""
+    return LearnedNotices(runtime.container.learning())
 
 
 def _turn(agent: Agent, text: str, printer: _Printer, stream: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import typer
 
@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "ab": ("ab_cmd", "app", True),
     "skills": ("skills_cmd", "app", True),
     "pairing": ("pairing_cmd", "app", True),
+    "curator": ("curator_cmd", "app", True),
 }
 
 
@@ -86,15 +87,18 @@ def expand_oneshot(args: list[str]) -> list[str]:
     return args
 
 
-def run(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point."""
+def run(argv: Sequence[str] | None = None,
+        background: list[Callable[[], None]] | None = None) -> None:
+    """Console-script entry point. ``background`` collects work to run after the exit
+    status is reported (``CliState.background``; the warm server's child passes it)."""
     profile, rest = split_profile_flag(sys.argv[1:] if argv is None else argv)
     args = expand_oneshot(rest)
     if args in (["--version"], ["-V"]):  # no command modules needed
         sys.stdout.write(f"hermes {__version__}\n")
         return
     try:
-        build_app(first_command(args))(args=args, prog_name="hermes", obj=CliState(profile))
+        build_app(first_command(args))(args=args, prog_name="hermes",
+                                       obj=CliState(profile, background=background))
     finally:
         # Nothing is left to collect that matters; skip the collector's final sweep
         # over every object (litellm's alone take about a second to walk at exit).

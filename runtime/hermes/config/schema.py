@@ -11,28 +11,15 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from hermes.config.groups import GROUPS
+from hermes.config.learning_schema import CuratorConfig, LearningConfig
+from hermes.config.sections import NonBlank, Section
 from hermes.config.toolset_names import tool_error, toolset_error
 
-__all__ = ["GROUPS", "HermesConfig"]
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise PydanticCustomError("blank", "empty value")
-    return value
-
-
-NonBlank = Annotated[str, AfterValidator(_not_blank)]
-"""A string with something in it: required names, models and addresses may not be
-empty or only whitespace."""
+__all__ = ["GROUPS", "HermesConfig", "NonBlank", "Section"]
 
 
 def _known(error: Callable[[list[str]], str | None]) -> Callable[[list[str]], list[str]]:
@@ -115,8 +102,6 @@ class MemoryConfig(Section):
     """Character limit of MEMORY.md (the agent's notes)."""
     user_char_limit: int = Field(1375, gt=0)
     """Character limit of USER.md (who the user is)."""
-    nudge_interval: int = Field(10, ge=0)
-    """User turns between background learning reviews; 0 disables them."""
     providers: list[Literal["factstore"]] = Field(default_factory=list)
     """External memory providers run alongside the backend, e.g. ``[factstore]`` (a
     local SQLite fact store in ``memories/facts.db``)."""
@@ -395,6 +380,10 @@ class HermesConfig(Section):
     """Where plugins are found."""
     skills: SkillsConfig = SkillsConfig()
     """Where skills are found and how the prompt lists them."""
+    learning: LearningConfig = LearningConfig()
+    """The background review that saves memories and skills after turns."""
+    curator: CuratorConfig = CuratorConfig()
+    """Upkeep of the home's skills: stale marks and archiving."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
     secrets: SecretsConfig = SecretsConfig()

@@ -4,7 +4,9 @@ It takes the client's stdin/stdout/stderr, working directory and environment,
 checks that the command is for the server's home, and runs ``hermes.cli.main``
 exactly as the client would have in-process. An ``interrupt`` from the client
 (its Ctrl-C) becomes SIGINT here, so the CLI's own Ctrl-C handling applies. The
-exit status goes back to the client, then the child exits.
+exit status goes back to the client; then the child lets go of the client's
+terminal, runs the work the command left for later (``CliState.background``: a
+chat's learning review still running), and exits.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from hermes.daemon import wire
@@ -23,11 +26,12 @@ from hermes.home import Home
 
 def run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int], home: Home) -> NoReturn:
     code = 70
+    background: list[Callable[[], None]] = []
     try:
         _take_over(hello, fds)
         conn.settimeout(None)
         watch_interrupts(conn)
-        code = _run(hello, home)
+        code = _run(hello, home, background)
     except BaseException:  # noqa: BLE001 - the client must get an answer whatever happens
         import traceback
 
@@ -39,7 +43,22 @@ def run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int], home: 
                 stream.flush()
         with contextlib.suppress(OSError):
             wire.send(conn, {"type": "exit", "code": code})
+        _finish(background)
         os._exit(code)
+
+
+def _finish(background: list[Callable[[], None]]) -> None:
+    """Run what the command left for later, away from the client's terminal (its
+    stdin, stdout and stderr become /dev/null: the user has their prompt back)."""
+    if not background:
+        return
+    null = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        os.dup2(null, target)
+    os.close(null)
+    for work in background:
+        with contextlib.suppress(BaseException):
+            work()
 
 
 def _take_over(hello: dict[str, Any], fds: list[int]) -> None:
@@ -60,7 +79,7 @@ def _take_over(hello: dict[str, Any], fds: list[int]) -> None:
     os.environ.update(hello["environ"])
 
 
-def _run(hello: dict[str, Any], home: Home) -> int:
+def _run(hello: dict[str, Any], home: Home, background: list[Callable[[], None]]) -> int:
     from hermes.cli.argv import split_profile_flag
     from hermes.cli.main import run
     from hermes.errors import HermesError
@@ -76,7 +95,7 @@ def _run(hello: dict[str, Any], home: Home) -> int:
         sys.stderr.write(f"error: this server serves profile {home.name}, not {asked.name}\n")
         return 2
     try:
-        run(argv)
+        run(argv, background=background)
     except SystemExit as exc:
         return _status(exc.code)
     except KeyboardInterrupt:

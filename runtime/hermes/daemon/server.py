@@ -10,7 +10,10 @@ single-threaded process is safe, and the child shares the warm memory copy-on-wr
 
 The server holds ``run/daemon.lock`` for its life (a second one exits at once),
 exits after ``runtime.idle_timeout`` seconds without commands, and steps aside for
-a client of another version or install (``stale``).
+a client of another version or install (``stale``). A standalone server also ticks
+the home's skills curator: once as it starts (after a long pause, the first command
+of the day starts the server) and every ``TICK_EVERY`` seconds; a server forked
+beside a gateway leaves that to the gateway.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from hermes import __version__
@@ -34,11 +38,17 @@ from hermes.fsutil import private_dir
 from hermes.home import Home
 
 LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
+TICK_EVERY = 600.0
+"""Seconds between the curator ticks of a standalone server."""
 
 
 class Server:
-    def __init__(self, home: Home, idle_timeout: float, parent: int | None = None):
+    def __init__(self, home: Home, idle_timeout: float, parent: int | None = None,
+                 tick: Callable[[], object] | None = None):
         self.home = home
+        self.tick = tick
+        """Periodic upkeep run in the server itself, between commands (the curator)."""
+        self._next_tick = 0.0
         self.idle_timeout = idle_timeout
         self.parent = parent
         """The gateway this server was forked from: it stops when that process is gone."""
@@ -71,6 +81,7 @@ class Server:
         try:
             while not (self.stopping and not self.children) and not self._idle():
                 self._reap()
+                self._maybe_tick()
                 if self.parent is not None and os.getppid() != self.parent:
                     self.stopping = True
                 ready, _, _ = select.select([listener], [], [], 0.5)
@@ -98,6 +109,15 @@ class Server:
         listener.listen(64)
         (self.dir / PID_FILE).write_text(f"{os.getpid()}\n")
         return listener
+
+    def _maybe_tick(self) -> None:
+        if self.tick is None or time.monotonic() < self._next_tick:
+            return
+        self._next_tick = time.monotonic() + TICK_EVERY
+        try:
+            self.tick()
+        except Exception as exc:  # noqa: BLE001 - upkeep never stops the server
+            sys.stderr.write(f"hermes server: curator tick failed: {exc}\n")
 
     def _idle(self) -> bool:
         return not self.children and time.monotonic() - self.last_active > self.idle_timeout
@@ -293,7 +313,9 @@ def _stop_standalone(home: Home, timeout: float = 30.0) -> None:
 
 def serve_home(home: Home, environ: dict[str, str]) -> int:
     """``hermes daemon serve``: serve until idle, stopped or replaced. Exit status."""
-    server = Server(home, idle_timeout=600)
+    from hermes.learning.curator import tick_home
+
+    server = Server(home, idle_timeout=600, tick=lambda: tick_home(home, environ))
     if not server.take_lock():
         sys.stderr.write(f"a hermes server already serves profile {home.name}\n")
         return 0

@@ -6,7 +6,9 @@ that fails to start is reported (log, status) and the others keep serving.
 
 Shutdown: the first SIGTERM/SIGINT stops accepting; turns already running may
 finish for ``gateway.shutdown_grace`` seconds, then they are interrupted (their
-transcripts stay valid) and answered. A second signal stops at once.
+transcripts stay valid) and answered. A second signal stops at once. Background
+learning reviews get the same grace. Every ``CURATE_EVERY`` seconds (and at start)
+each profile's skills curator is ticked; it runs only when due.
 """
 
 from __future__ import annotations
@@ -30,12 +32,23 @@ from hermes.gateway.service import ProfileService
 from hermes.home import Home
 
 STATUS_EVERY = 2.0
+CURATE_EVERY = 600.0
+REVIEW_STOP_WAIT = 5.0
 
 
 def _warm_model_layer() -> None:
     from hermes.models.litellm_client import import_litellm
 
     import_litellm()
+
+
+def _finish_reviews(runtime: Any, seconds: float) -> None:
+    """Let running learning reviews finish within what is left of the grace period, then
+    stop them (what they saved stays)."""
+    learning = runtime.container.learning()
+    if not learning.wait(seconds):
+        learning.stop_all()
+        learning.wait(REVIEW_STOP_WAIT)
 
 
 class _Profile:
@@ -144,10 +157,27 @@ class Gateway:
                 "platform": name, "detail": adapter.status.detail}})
 
     async def _until_stopped(self) -> None:
+        next_curation = 0.0
         while not self._stop.is_set():
             self._write_status("running")
+            if time.monotonic() >= next_curation:
+                next_curation = time.monotonic() + CURATE_EVERY
+                await self._curate()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), STATUS_EVERY)
+
+    async def _curate(self) -> None:
+        """Tick every profile's curator (``hermes.learning.curator``)."""
+        for profile in self.profiles:
+            log = profile.service.log
+            try:
+                done = await asyncio.to_thread(profile.service.runtime.container.curator().tick)
+            except Exception as exc:  # noqa: BLE001 - upkeep never stops the gateway
+                log.error("curator failed", extra={"fields": {"error": str(exc)}})
+                continue
+            if done is not None and done.changed:
+                log.info("curator", extra={"fields": {"stale": list(done.stale),
+                                                      "archived": list(done.archived)}})
 
     def _on_signal(self) -> None:
         self._signals += 1
@@ -155,12 +185,14 @@ class Gateway:
         if self._signals > 1:  # a second signal: stop now
             for profile in self.profiles:
                 profile.service.interrupt_all()
+                profile.service.runtime.container.learning().stop_all()
             self.listeners.force_all()
 
     async def _shutdown(self) -> None:
         for profile in self.profiles:
             profile.service.draining = True
         self._write_status("stopping")
+        deadline = time.monotonic() + self.grace
         timer = asyncio.get_running_loop().call_later(self.grace, self._interrupt_turns)
         try:
             await asyncio.gather(*(adapter.stop() for p in self.profiles
@@ -169,6 +201,8 @@ class Gateway:
         finally:
             timer.cancel()
         for profile in self.profiles:
+            await asyncio.to_thread(_finish_reviews, profile.service.runtime,
+                                    max(deadline - time.monotonic(), 0.0))
             await asyncio.to_thread(profile.stack.close)
 
     def _interrupt_turns(self) -> None:

@@ -46,8 +46,10 @@ ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
 def skill_tools(store: SkillsStore, actor: Actor = "agent",
                 environ: Mapping[str, str] | None = None) -> list[ToolSpec]:
     """The three skill tools over ``store``; writes are recorded as made by ``actor``;
-    ``environ`` is where ``skill_view`` looks for a skill's required variables."""
-    return [skills_list_tool(store), skill_view_tool(store, environ),
+    ``environ`` is where ``skill_view`` looks for a skill's required variables. The
+    background review reading a skill to improve it is not a use (the curator reads
+    uses), so its ``skill_view`` counts none."""
+    return [skills_list_tool(store), skill_view_tool(store, environ, count_uses=actor != "review"),
             skill_manage_tool(store, actor)]
 
 
@@ -90,7 +92,8 @@ def _summary(skill: Skill) -> dict[str, Any]:
     return entry
 
 
-def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None) -> ToolSpec:
+def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None, *,
+                    count_uses: bool = True) -> ToolSpec:
     schema = object_schema(
         ("name",),
         name={"type": "string", "description": "The skill's name (see skills_list)."},
@@ -104,7 +107,8 @@ def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None
         result: dict[str, Any] = {"name": name, "directory": str(skill.path),
                                   "content": content}
         if file in (None, "", "SKILL.md"):
-            store.record_use(name, "view")
+            if count_uses:
+                store.record_use(name, "view")
             result["files"] = store.files(name)
             missing = [v for v in (skill.meta.required_env if skill.meta else ())
                        if not (environ if environ is not None else os.environ).get(v)]
