@@ -28,6 +28,8 @@ let
       PrivateTmp = true;
       LockPersonality = true;
       RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+    } // lib.optionalAttrs (profile.gateway.workingDirectory != null) {
+      WorkingDirectory = profile.gateway.workingDirectory;
     };
     Install.WantedBy = [ "default.target" ];
   };

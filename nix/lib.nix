@@ -86,6 +86,29 @@ rec {
             example = [ "gateway.shutdown_grace=10" ];
             description = "More arguments after `gateway run` (Hydra overrides, `--profiles a,b`).";
           };
+          workingDirectory = mkOption {
+            type = types.nullOr types.str;
+            default = null;
+            example = "/srv/checkouts/app";
+            description = ''
+              Where the gateway's agent runs commands (its `WorkingDirectory=`; the
+              profile's `environment.cwd` still wins). It must lie outside the Hermes
+              root, which the local sandbox hides from commands. Unset: on NixOS
+              `<stateDir>-workspaces/<name>`, made for the unit; with home-manager
+              the user's home.
+            '';
+          };
+          memoryDenyWriteExecute = mkOption {
+            type = types.bool;
+            default = false;
+            description = ''
+              systemd's `MemoryDenyWriteExecute=` for the NixOS unit. The commands the
+              agent runs inherit it, and JIT runtimes (node, java, pypy) crash under
+              it, so it is off: the local sandbox (`environment.local.sandbox`)
+              confines those commands instead. Turn it on for a profile whose commands
+              need no JIT.
+            '';
+          };
         };
 
         extraPlugins = mkOption {

@@ -23,6 +23,12 @@ let
 
   adminWrapper = hermesLib.mkWrapper { inherit pkgs cfg layer; runAs = cfg.user; };
 
+  # Commands run in a workspace outside the root: the local sandbox hides the root.
+  workspaceOf = name: profile:
+    if profile.gateway.workingDirectory != null then profile.gateway.workingDirectory
+    else "${cfg.stateDir}-workspaces/${name}";
+  ownWorkspace = profile: profile.gateway.workingDirectory == null;
+
   gatewayUnit = name: profile: {
     description = "Hermes gateway of profile ${name}";
     wantedBy = [ "multi-user.target" ];
@@ -34,7 +40,7 @@ let
       EnvironmentFile = profile.environmentFiles;
       User = cfg.user;
       Group = cfg.group;
-      WorkingDirectory = homeOf name;
+      WorkingDirectory = workspaceOf name profile;
       Restart = "on-failure";
       RestartSec = 5;
       # SIGTERM lets running turns finish (gateway.shutdown_grace, 30 s by default).
@@ -59,20 +65,25 @@ let
       RestrictRealtime = true;
       RestrictSUIDSGID = true;
       LockPersonality = true;
-      # CPython without a JIT maps no writable+executable memory (libffi uses static
-      # trampolines), so this holds for the runtime and its dependencies.
-      MemoryDenyWriteExecute = true;
-      SystemCallFilter = [ "@system-service" "~@privileged" ];
+      # The runtime would hold it (CPython maps no writable+executable memory), but the
+      # agent's commands inherit it and JITs (node, java) crash: per profile, off by
+      # default; the local sandbox confines those commands.
+      MemoryDenyWriteExecute = profile.gateway.memoryDenyWriteExecute;
+      # @sandbox: Landlock and seccomp, how the local sandbox confines commands here
+      # (RestrictNamespaces leaves bubblewrap out).
+      SystemCallFilter = [ "@system-service" "@sandbox" "~@privileged" ];
       SystemCallErrorNumber = "EPERM";
       SystemCallArchitectures = "native";
       CapabilityBoundingSet = "";
       AmbientCapabilities = "";
       RemoveIPC = true;
     } // (if underVarLib then {
-      StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}" ];
+      StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}" ]
+        ++ lib.optionals (ownWorkspace profile)
+          [ "${stateRelative}-workspaces" "${stateRelative}-workspaces/${name}" ];
       StateDirectoryMode = "0700";
     } else {
-      ReadWritePaths = [ cfg.stateDir ];
+      ReadWritePaths = [ cfg.stateDir ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
     });
   };
 in
@@ -142,7 +153,11 @@ in
     systemd.tmpfiles.rules = hermesLib.tmpfilesRules {
       inherit (cfg) stateDir;
       owner = "${cfg.user} ${cfg.group}";
-    } cfg.profiles;
+    } cfg.profiles
+      # Outside /var/lib no StateDirectory= makes the units' own workspaces.
+      ++ lib.optionals (!underVarLib) (lib.concatLists (lib.mapAttrsToList (name: profile:
+        lib.optional (ownWorkspace profile) "d ${workspaceOf name profile} 0700 ${cfg.user} ${cfg.group} - -")
+        gatewayProfiles));
 
     systemd.services = lib.mapAttrs' (name: profile:
       lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles;

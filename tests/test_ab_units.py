@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from hermes.config.sweeps import expand_sweeps
+from hermes.environments.local import LocalEnvironment
 from hermes.errors import ConfigError
 from hermes.experiments.arms import plan_arms
 from hermes.experiments.expectations import Observed, evaluate
 from hermes.experiments.judge import parse_verdict
 from hermes.experiments.stats import mann_whitney, mcnemar_exact, quantile, wilson
 from hermes.experiments.tasks import Task, read_tasks
+from hermes.home import home_for
 
 
 def test_sweeps_expand_to_the_cross_product_in_hydra_order() -> None:
@@ -79,7 +81,10 @@ def test_every_bad_task_line_is_reported_with_its_number(tmp_path: Path) -> None
 
 def _observed(tmp_path: Path, answer: str, tools: list[str] | None = None,
               cost: float | None = 0.002, latency: float = 1.5) -> Observed:
-    return Observed(answer, tools or [], cost, latency, tmp_path, {"PATH": "/usr/bin:/bin"})
+    home = home_for(tmp_path / "user" / ".hermes", "work").ensure()
+    shell = LocalEnvironment(home, str(tmp_path), 60, {"PATH": "/usr/bin:/bin",
+                                                       "HOME": str(tmp_path / "user")})
+    return Observed(answer, tools or [], cost, latency, shell)
 
 
 def test_each_expectation_kind_passes_and_fails_correctly(tmp_path: Path) -> None:

@@ -80,7 +80,8 @@ def test_oneshot_with_yolo_runs_it(hermes_subprocess, llm: FakeLLM, tmp_path: Pa
     victim.mkdir()
     llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {victim}"})]),
              Reply(text="gone"))
-    proc = hermes_subprocess("chat", "-q", "delete it", "--yolo")
+    # The victim is in the working directory: the sandbox lets commands write only there.
+    proc = hermes_subprocess("chat", "-q", "delete it", "--yolo", f"environment.cwd={tmp_path}")
     assert proc.returncode == 0 and not victim.exists() and "refused" not in proc.stderr
 
 
@@ -90,7 +91,7 @@ def test_approvals_mode_off_in_config_runs_flagged_commands(
     victim.mkdir()
     llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -r {victim}"})]),
              Reply(text="gone"))
-    proc = hermes_subprocess("-z", "delete it", "approvals.mode=off")
+    proc = hermes_subprocess("-z", "delete it", "approvals.mode=off", f"environment.cwd={tmp_path}")
     assert proc.returncode == 0, proc.stderr
     assert not victim.exists()
 

@@ -286,7 +286,8 @@ def test_a_client_in_another_mount_namespace_runs_in_process(daemon_env, root: P
 
     def respond(request: RecordedRequest) -> Reply:
         if not request.tool_results:
-            return Reply(tool_calls=[ToolCall("terminal", {"command": f"cat {private}/seen"})])
+            return Reply(tool_calls=[ToolCall("terminal",
+                                              {"command": f"cat {private}/src/seen"})])
         return Reply(text=str(request.tool_results[0].content))
 
     private = tmp_path / "private"
@@ -294,8 +295,10 @@ def test_a_client_in_another_mount_namespace_runs_in_process(daemon_env, root: P
     (private / "seen").write_text("seen from the server\n")
 
     def in_namespace(cwd: str) -> subprocess.CompletedProcess[str]:
+        # The file is inside both working directories: the sandbox gives commands a
+        # private /tmp, where only the working directory stays visible.
         script = (f"mount -t tmpfs none {private} && mkdir {private}/src && "
-                  f"echo seen from the client > {private}/seen && cd {cwd} && "
+                  f"echo seen from the client > {private}/src/seen && cd {cwd} && "
                   f"exec {sys.executable} -m hermes -z 'show me'")
         return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                               env=daemon_env, text=True, capture_output=True, timeout=120)

@@ -148,8 +148,9 @@ HARDENING = {
     "PrivateTmp": True, "PrivateDevices": True, "ProtectKernelTunables": True,
     "ProtectKernelModules": True, "ProtectKernelLogs": True, "ProtectControlGroups": True,
     "RestrictAddressFamilies": ["AF_UNIX", "AF_INET", "AF_INET6"],
-    "RestrictNamespaces": True, "LockPersonality": True, "MemoryDenyWriteExecute": True,
-    "SystemCallFilter": ["@system-service", "~@privileged"], "CapabilityBoundingSet": "",
+    "RestrictNamespaces": True, "LockPersonality": True, "MemoryDenyWriteExecute": False,
+    "SystemCallFilter": ["@system-service", "@sandbox", "~@privileged"],
+    "CapabilityBoundingSet": "",
     "StateDirectoryMode": "0700",
 }
 
@@ -174,7 +175,10 @@ def test_two_gateway_profiles_get_two_hardened_units(deployed: dict[str, Any]) -
         assert service["EnvironmentFile"] == files
         assert {k: service.get(k) for k in HARDENING} == HARDENING
         assert service["StateDirectory"] == [
-            "hermes-agent", "hermes-agent/profiles", f"hermes-agent/profiles/{name}"]
+            "hermes-agent", "hermes-agent/profiles", f"hermes-agent/profiles/{name}",
+            "hermes-agent-workspaces", f"hermes-agent-workspaces/{name}"]
+        # Commands run outside the root, which the local sandbox hides from them.
+        assert service["WorkingDirectory"] == f"/var/lib/hermes-agent-workspaces/{name}"
         assert "ReadWritePaths" not in service
         assert unit["wantedBy"] == ["multi-user.target"]
     binary, *args = command_of(units["hermes-agent-work"])
@@ -277,11 +281,28 @@ def test_a_state_dir_outside_var_lib_is_made_writable(nixpkgs_lib: str) -> None:
     deployed = evaluate(nixpkgs_lib, two_profiles(extra='stateDir = "/srv/hermes";'))
     assert deployed["failedAssertions"] == []  # under /srv, not /srv itself
     service = deployed["units"]["hermes-agent-work"]["serviceConfig"]
-    assert service["ReadWritePaths"] == ["/srv/hermes"]
+    assert service["ReadWritePaths"] == ["/srv/hermes", "/srv/hermes-workspaces/work"]
     assert "StateDirectory" not in service
     assert deployed["units"]["hermes-agent-work"]["environment"]["HERMES_HOME"] == (
         "/srv/hermes/profiles/work")
     assert "d /srv/hermes/profiles/work 0700 hermes hermes - -" in deployed["tmpfiles"]
+    assert "d /srv/hermes-workspaces/work 0700 hermes hermes - -" in deployed["tmpfiles"]
+
+
+def test_jit_friendliness_and_the_workspace_are_per_profile(nixpkgs_lib: str) -> None:
+    """MemoryDenyWriteExecute crashes node and java in the agent's commands: off unless a
+    profile asks for it; a profile may name its own working directory."""
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra="""
+        profiles.work.gateway.memoryDenyWriteExecute = true;
+        profiles.research.gateway.workingDirectory = "/srv/research";"""))
+    assert deployed["failedAssertions"] == []
+    work = deployed["units"]["hermes-agent-work"]["serviceConfig"]
+    research = deployed["units"]["hermes-agent-research"]["serviceConfig"]
+    assert work["MemoryDenyWriteExecute"] is True
+    assert research["MemoryDenyWriteExecute"] is False
+    assert research["WorkingDirectory"] == "/srv/research"
+    assert research["StateDirectory"] == [
+        "hermes-agent", "hermes-agent/profiles", "hermes-agent/profiles/research"]
 
 
 CONTRADICTIONS = {

@@ -168,7 +168,9 @@ def test_results_are_redacted(tmp_path: Path, tools: ToolRegistry) -> None:
     ctx = make_context(tmp_path)
     ctx.home.env_file.write_text("OPENAI_API_KEY=sk-live-0123456789abcdefghij\nPIN=1234\n")
     ctx = make_context(tmp_path)  # the redactor reads the .env when the context is built
-    output = call(tools, ctx, "terminal", {"command": f"cat {ctx.home.env_file}"})["output"]
+    # The sandbox hides the .env itself; a copy in the workspace shows what redaction does.
+    (ctx.cwd / "leaked.txt").write_bytes(ctx.home.env_file.read_bytes())
+    output = call(tools, ctx, "terminal", {"command": "cat leaked.txt"})["output"]
     assert "sk-live" not in output and "OPENAI_API_KEY=<redacted>" in output
     assert "PIN=1234" in output  # too short to be treated as a secret
     assert json.dumps(output)  # still valid JSON after redaction

@@ -109,7 +109,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
         environment=providers.Selector(
             config.environment.kind,
             local=providers.Factory(LocalEnvironment, home=home, cwd=_env_settings.cwd,
-                                    timeout=_env_settings.timeout, environ=environ),
+                                    timeout=_env_settings.timeout, environ=environ,
+                                    sandbox=_env_settings.local.sandbox),
             docker=providers.Factory(DockerEnvironment, home=home,
                                      settings=_env_settings.docker, cwd=_env_settings.cwd,
                                      timeout=_env_settings.timeout, environ=environ),

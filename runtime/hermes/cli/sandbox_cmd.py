@@ -1,4 +1,5 @@
-"""``hermes sandbox list | prune``: the docker sandbox containers of this profile (or all).
+"""``hermes sandbox list | prune``: the docker sandbox containers of this profile (or all);
+``hermes sandbox explain``: what the local sandbox lets this profile's commands do.
 
 The docker SDK is imported only when one of these commands runs.
 """
@@ -12,7 +13,8 @@ import typer
 
 from hermes.cli.app import new_app, out, state
 
-app = new_app("Docker sandboxes (environment: docker): one container per profile and task.")
+app = new_app("Sandboxes: the docker containers (environment: docker; list, prune) and "
+              "the local commands' confinement (explain).")
 
 ALL_PROFILES = typer.Option(False, "--all-profiles", help="Every profile's sandboxes on this "
                             "docker host, not only this profile's.")
@@ -81,3 +83,17 @@ def prune(ctx: typer.Context, all_profiles: bool = ALL_PROFILES,
     if not removed and not volumes:
         out("nothing to remove" + ("" if force else " (no sandbox is idle past its "
                                    "idle_timeout; --force removes them all)"))
+
+
+@app.command()
+def explain(ctx: typer.Context,
+            overrides: list[str] | None = typer.Argument(None, help="Hydra overrides to "
+                                                         "explain with."),
+            as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """What this profile's local commands can read, write and reach
+    (environment.local.sandbox), and how to widen it."""
+    from hermes.environments.sandbox.explain import explain_profile, render
+
+    cli = state(ctx)
+    found = explain_profile(cli.home(), cli.environ, overrides or [])
+    out(json.dumps(found, indent=2) if as_json else "\n".join(render(found)))

@@ -182,6 +182,51 @@ class SSHSettings(Section):
     """Seconds to connect and authenticate."""
 
 
+def _sandbox_path(path: str) -> str:
+    if not path.startswith(("/", "~")):
+        raise PydanticCustomError("relative_path", "{path} is relative: write an absolute "
+                                  "path or one under ~ (~/.cache/pip)", {"path": repr(path)})
+    return path
+
+
+SandboxPath = Annotated[str, AfterValidator(_sandbox_path)]
+"""An absolute path or one under ``~`` (the runtime's ``HOME``)."""
+
+
+class SandboxSettings(Section):
+    """How commands the agent starts on this machine are confined by the operating system
+    (``hermes sandbox explain`` shows the result for the current profile)."""
+
+    mode: Literal["workspace-write", "read-only", "off"] = "workspace-write"
+    """``workspace-write``: commands read everything but the Hermes root and credential
+    stores, and write only in the working directory, a private /tmp and ``allow_write``;
+    ``read-only``: they write nowhere (bubblewrap still gives a private, throw-away /tmp);
+    ``off``: no confinement."""
+    backend: Literal["auto", "bubblewrap", "landlock"] = "auto"
+    """``auto``: bubblewrap when it works here, else Landlock, else unconfined (and said
+    so); naming one makes commands fail when it does not work."""
+    network: Literal["on", "off"] = "on"
+    """``off``: commands cannot open network connections (loopback included)."""
+    deny_read: list[SandboxPath] = Field(default_factory=list)
+    """More files or directories commands cannot read, besides the Hermes root and the
+    credential stores (``~/.ssh``, ``~/.aws``, ``~/.config/gcloud``, ``~/.kube``,
+    ``~/.docker/config.json``, ``~/.netrc``, ``~/.git-credentials``)."""
+    allow_write: list[SandboxPath] = Field(default_factory=list)
+    """More directories commands may write in (``workspace-write`` only), e.g.
+    ``[~/.cache/pip]``; missing ones are created."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_switches(cls, data: Any) -> Any:
+        return _switch_words(_switch_words(data, "network", on="on"), "mode",
+                             on="workspace-write")
+
+
+class LocalSettings(Section):
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    """OS confinement of the commands (terminal, background processes, search)."""
+
+
 class EnvironmentConfig(Section):
     name: NonBlank
     """The option's name (the YAML file under ``conf/environment/``)."""
@@ -195,6 +240,8 @@ class EnvironmentConfig(Section):
     """Settings used when ``kind`` is ``docker``."""
     ssh: SSHSettings = SSHSettings()
     """Settings used when ``kind`` is ``ssh``."""
+    local: LocalSettings = Field(default_factory=LocalSettings)
+    """Settings used when ``kind`` is ``local``."""
 
 
 class PlatformConfig(Section):

@@ -11,6 +11,7 @@ from typing import Any
 from hermes.credentials import secret_hint
 from hermes.doctor.base import Check, Status
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
+from hermes.doctor.sandbox import check_sandbox
 from hermes.errors import ConfigError
 from hermes.home import Home
 
@@ -30,7 +31,7 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str], *
                     f"model {config.provider.model}, environment {config.environment.kind}")]
     checks.append(_credentials(composed))
     checks.append(_endpoint(config.provider, offline))
-    return checks + _environment(config.environment, environ, offline)
+    return checks + _environment(config.environment, home, environ, offline)
 
 
 def config_fix(exc: ConfigError, home: Home) -> str:
@@ -80,7 +81,8 @@ def _endpoint(provider: Any, offline: bool) -> Check:
                  if provider.api_base else "check the network (or a proxy: HTTPS_PROXY)")
 
 
-def _environment(env: Any, environ: Mapping[str, str], offline: bool) -> list[Check]:
+def _environment(env: Any, home: Home, environ: Mapping[str, str], offline: bool
+                 ) -> list[Check]:
     if env.kind == "docker":
         problem = docker_ping(environ)
         return [Check("docker", "fail" if problem else "ok", problem or "reachable",
@@ -88,7 +90,8 @@ def _environment(env: Any, environ: Mapping[str, str], offline: bool) -> list[Ch
     if env.kind == "ssh":
         return _ssh(env.ssh, offline)
     return [Check("environment", "ok", f"local: commands run on this machine in "
-                  f"{env.cwd or 'the current directory'}")]
+                  f"{env.cwd or 'the current directory'}"),
+            check_sandbox(home, environ, env.local.sandbox)]
 
 
 def _ssh(settings: Any, offline: bool) -> list[Check]:

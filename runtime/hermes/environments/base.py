@@ -63,6 +63,15 @@ class Environment(ABC):
         ``cancelled`` is polled while it runs; when it turns true the command is
         stopped (environments that cannot stop it may finish it first)."""
 
+    def notice(self) -> str | None:
+        """Something the model is told once per session about where commands run (a
+        local sandbox that could not confine them)."""
+        return None
+
+    def failure_note(self, result: CommandResult) -> str | None:
+        """For a failed command: what in this environment refused it and how to widen it."""
+        return None
+
     def files(self) -> Files:
         """File access where the commands run (the file tools act through it)."""
         raise SandboxError(f"the {self.kind} environment has no file access")

@@ -1,4 +1,5 @@
-"""Run commands on this machine, with the profile's ``HERMES_HOME`` passed explicitly."""
+"""Run commands on this machine, with the profile's ``HERMES_HOME`` passed explicitly,
+confined by the profile's sandbox (``environment.local.sandbox``, see ``sandbox/``)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from hermes.config.schema import SandboxSettings
 from hermes.environments.base import BackgroundProcess, CommandResult, Environment
 from hermes.environments.files import Files, LocalFiles
+from hermes.environments.sandbox import Sandbox
 from hermes.fsutil import private_dir
 from hermes.home import Home
 
@@ -60,20 +64,34 @@ CANCEL_POLL = 0.1
 class LocalEnvironment(Environment):
     kind = "local"
 
-    def __init__(self, home: Home, cwd: str | None, timeout: float, environ: dict[str, str]):
+    def __init__(self, home: Home, cwd: str | None, timeout: float, environ: dict[str, str],
+                 sandbox: SandboxSettings | None = None):
         self.home = home
         self.cwd = Path(cwd).expanduser() if cwd else None
         self.timeout = timeout
         self.environ = environ
+        self.sandbox = Sandbox(home, sandbox or SandboxSettings(), environ)
+
+    def stop(self) -> None:
+        self.sandbox.close()
+
+    def notice(self) -> str | None:
+        return self.sandbox.notice()
+
+    def failure_note(self, result: CommandResult) -> str | None:
+        return self.sandbox.failure_note(result.exit_code, result.output,
+                                         self.cwd or Path.cwd())
+
+    def _start(self, command: str, stdout: Any) -> subprocess.Popen[bytes]:
+        # A session of its own: a timeout or an interrupt kills the whole group.
+        return self.sandbox.popen(
+            ["/bin/sh", "-c", command], self.cwd or Path.cwd(),
+            env=self.home.child_env(self.environ), stdout=stdout, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)
 
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:
-        # A session of its own: a timeout or an interrupt kills the whole group.
-        process = subprocess.Popen(
-            ["/bin/sh", "-c", command], cwd=self.cwd, env=self.home.child_env(self.environ),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        process = self._start(command, subprocess.PIPE)
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             remaining = deadline - time.monotonic()
@@ -107,9 +125,5 @@ class LocalEnvironment(Environment):
     def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
         private_dir(log_path.parent)
         with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                ["/bin/sh", "-c", command], cwd=self.cwd, env=self.home.child_env(self.environ),
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+            process = self._start(command, log)
         return LocalProcess(process, log_path)

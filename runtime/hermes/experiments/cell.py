@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from hermes.config.schema import HermesConfig
+from hermes.environments.local import LocalEnvironment
 from hermes.errors import HermesError
-from hermes.experiments.expectations import Judge, Observed, evaluate
+from hermes.experiments.expectations import SHELL_TIMEOUT, Judge, Observed, evaluate
 from hermes.experiments.isolation import fingerprint, keep_changes, scratch_copy
 from hermes.experiments.results import RunRecord, cell_key
 from hermes.experiments.store import Experiment
@@ -106,7 +107,11 @@ def _run(cell: Cell, env: CellEnv, work: Path) -> RunRecord | None:
     if env.experiment.settings.keep:
         with env.keep_lock:
             keep_changes(home, baseline, source)
-    return _record(cell, env, turn, watch, usage, reason, cwd, started_at)
+    shell = _shell(config, home, cwd, env.environ)
+    try:
+        return _record(cell, env, turn, watch, usage, reason, shell, started_at)
+    finally:
+        shell.stop()
 
 
 def _in_directory(config: HermesConfig, cwd: Path) -> HermesConfig:
@@ -160,13 +165,13 @@ def _wait(done: threading.Event, stop: threading.Event, timeout: float | None,
 
 
 def _record(cell: Cell, env: CellEnv, turn: Any, watch: _Watch, usage: Any,
-            reason: str | None, cwd: Path, started_at: float) -> RunRecord:
+            reason: str | None, shell: LocalEnvironment, started_at: float) -> RunRecord:
     latency = watch.total
     answer = turn.text if turn is not None else ""
     exit_reason = reason or (turn.exit_reason if turn is not None else "error")
     cost = usage.cost_usd
-    checks = evaluate(cell.task, Observed(answer or "", watch.tools, cost, latency, cwd,
-                                          env.environ), env.judge)
+    checks = evaluate(cell.task, Observed(answer or "", watch.tools, cost, latency, shell),
+                      env.judge)
     rubric = checks.get("rubric", {})
     return RunRecord(
         cell=cell.key, arm_index=cell.arm_index, arm=env.experiment.arms[cell.arm_index].name,
@@ -180,6 +185,14 @@ def _record(cell: Cell, env: CellEnv, turn: Any, watch: _Watch, usage: Any,
         iterations=turn.iterations if turn is not None else 0, session_id=usage.id,
         checks=checks, judge_verdict=rubric.get("verdict"), judge_reason=rubric.get("reason"),
         started_at=started_at)
+
+
+def _shell(config: HermesConfig, home: Home, cwd: Path, environ: Mapping[str, str]
+           ) -> LocalEnvironment:
+    """Where a shell expectation runs: the arm's sandbox, in the run's directory (tasks
+    with a shell check are refused for arms that do not run locally)."""
+    return LocalEnvironment(home, str(cwd), SHELL_TIMEOUT, dict(environ),
+                            config.environment.local.sandbox)
 
 
 def _error(turn: Any, reason: str | None, timeout: float | None) -> str | None:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from hermes.environments.base import Environment
+from hermes.errors import SandboxError
 from hermes.experiments.tasks import Expectations, Task
 
 SHELL_TIMEOUT = 60.0
@@ -30,8 +30,9 @@ class Observed:
     tool_names: list[str]
     cost: float | None
     latency: float
-    workdir: Path
-    environ: Mapping[str, str]
+    shell: Environment
+    """Where ``expect.shell`` runs: the arm's local environment in the run's working
+    directory, confined by its sandbox like the agent's own commands."""
 
 
 def evaluate(task: Task, seen: Observed, judge: Judge | None) -> dict[str, dict[str, Any]]:
@@ -92,13 +93,13 @@ def _tool_not_called(expect: Expectations, seen: Observed) -> tuple[bool, str]:
 def _shell(expect: Expectations, seen: Observed) -> tuple[bool, str]:
     assert expect.shell is not None
     try:
-        done = subprocess.run(["/bin/sh", "-c", expect.shell], cwd=seen.workdir,
-                              env=dict(seen.environ), capture_output=True, text=True,
-                              timeout=SHELL_TIMEOUT, check=False)
-    except subprocess.TimeoutExpired:
+        done = seen.shell.run(expect.shell, timeout=SHELL_TIMEOUT)
+    except SandboxError as exc:
+        return False, f"could not run: {exc}"
+    if done.timed_out:
         return False, f"timed out after {SHELL_TIMEOUT:.0f} s"
-    output = (done.stdout + done.stderr).strip()[-200:]
-    return done.returncode == 0, f"exit {done.returncode}" + (f": {output}" if output else "")
+    output = done.output.strip()[-200:]
+    return done.exit_code == 0, f"exit {done.exit_code}" + (f": {output}" if output else "")
 
 
 def _max_cost(expect: Expectations, seen: Observed) -> tuple[bool, str]:

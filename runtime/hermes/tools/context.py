@@ -12,13 +12,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes.environments.base import Environment
 from hermes.home import Home
 from hermes.tools.danger import DANGER_CLASSES, Danger
 from hermes.tools.processes import ProcessTable
 from hermes.tools.redact import build_redactor, no_redaction
+
+if TYPE_CHECKING:
+    from hermes.gateway.base import MessageSource
 
 ApprovalChoice = Literal["once", "session", "always", "deny"]
 ApprovalMode = Literal["manual", "smart", "off"]
@@ -84,6 +87,8 @@ class SessionState:
     """The user's message of the current turn (what a judge weighs commands against)."""
     todos: list[TodoItem] = field(default_factory=list)
     """The session's todo list, in order."""
+    environment_noticed: bool = False
+    """Whether the environment's notice (``Environment.notice``) was given already."""
 
 
 @dataclass
@@ -124,6 +129,8 @@ class ToolContext:
     """Per-session memory of the tools."""
     processes: ProcessTable = field(default_factory=ProcessTable)
     """Background jobs; pass the runtime's table to share it across sessions."""
+    origin: MessageSource | None = None
+    """The chat the session talks to (gateway platforms); None elsewhere."""
 
     @classmethod
     def for_session(cls, home: Home, environment: Environment, session_id: str, *,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes.environments.base import CommandResult
 from hermes.errors import ToolError
 from hermes.tools.base import ToolSpec, object_schema
 from hermes.tools.context import ToolContext
+from hermes.tools.processes import Job
 from hermes.tools.results import ok
+from hermes.tools.terminal import sandbox_fields
 
 DEFAULT_WAIT = 30.0
 MAX_WAIT = 600.0
@@ -28,7 +31,8 @@ def process(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
         raise ToolError(f'action "{action}" needs the id of a process (see action="list")')
     job = ctx.processes.get(args["id"])
     if action == "poll":
-        return ok(**job.describe(), new_output=_tail(job.new_output()))
+        output = job.new_output()
+        return ok(**job.describe(), new_output=_tail(output), **_sandbox(ctx, job, output))
     if action == "log":
         lines = job.output().splitlines()[-max(1, args.get("lines", DEFAULT_LOG_LINES)):]
         return ok(**job.describe(), output="\n".join(lines))
@@ -37,7 +41,15 @@ def process(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
         return ok(**job.describe())
     timeout = min(float(args.get("timeout", DEFAULT_WAIT)), MAX_WAIT)
     finished = job.process.wait(timeout) is not None
-    return ok(**job.describe(), timed_out=not finished, new_output=_tail(job.new_output()))
+    output = job.new_output()
+    return ok(**job.describe(), timed_out=not finished, new_output=_tail(output),
+              **_sandbox(ctx, job, output))
+
+
+def _sandbox(ctx: ToolContext, job: Job, output: str) -> dict[str, str]:
+    """The environment's note on a job that failed (a sandbox that refused it)."""
+    code = job.process.poll()
+    return sandbox_fields(ctx, CommandResult(code, output)) if code else {}
 
 
 def process_tool() -> ToolSpec:

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from hermes.environments.base import CommandResult
 from hermes.errors import SandboxError, ToolError
 from hermes.tools.approval import check_command
 from hermes.tools.base import ToolSpec, object_schema
@@ -52,7 +53,21 @@ def terminal(args: dict[str, Any], *, ctx: ToolContext, background_allowed: bool
                  "background=true for long-running commands"}
     elif result.cancelled:
         extra = {"cancelled": True, "note": "the user interrupted; the command was stopped"}
-    return ok(output=result.output, exit_code=result.exit_code, **extra)
+    return ok(output=result.output, exit_code=result.exit_code, **extra,
+              **sandbox_fields(ctx, result))
+
+
+def sandbox_fields(ctx: ToolContext, result: CommandResult) -> dict[str, str]:
+    """``sandbox``: why a failed command may have been refused by the environment, and
+    (once per session) that commands run unconfined."""
+    notes = []
+    if not ctx.state.environment_noticed:
+        ctx.state.environment_noticed = True
+        notes.append(ctx.environment.notice())
+    if result.exit_code != 0:
+        notes.append(ctx.environment.failure_note(result))
+    found = [note for note in notes if note]
+    return {"sandbox": " ".join(found)} if found else {}
 
 
 def terminal_tool(background: bool) -> ToolSpec:
