@@ -183,3 +183,10 @@ def test_the_cli_shows_the_status_and_runs_it(hermes, root: Path) -> None:
     assert "a run now would: change nothing" in ok(hermes("curator", "status"))
     line = json.loads((root / "logs" / "learning.jsonl").read_text().splitlines()[-1])
     assert line["event"] == "curator" and line["archived"] == ["forgotten"]
+
+
+def test_a_run_on_a_fresh_profile_makes_only_private_directories(hermes, root: Path) -> None:
+    assert "curated: change nothing" in ok(hermes("curator", "run"))
+    made = [root, *(path for path in root.rglob("*") if path.is_dir())]
+    assert root / "skills" in made
+    assert [str(path) for path in made if path.stat().st_mode & 0o077] == []

@@ -31,7 +31,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from hermes.config.learning_schema import CuratorConfig
-from hermes.fsutil import atomic_write
+from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 from hermes.learning.log import LearningLog
 from hermes.skills.model import Skill
@@ -132,7 +132,7 @@ class Curator:
         """Curate now, whatever the timings; with ``dry_run`` only report."""
         if dry_run:
             return self.plan()
-        with FileLock(self.lock_file, timeout=RUN_LOCK_TIMEOUT, mode=0o600):
+        with self._lock(RUN_LOCK_TIMEOUT):
             return self._apply()
 
     def tick(self) -> CuratorRun | None:
@@ -141,10 +141,14 @@ class Curator:
         if not self.settings.enabled:
             return None
         try:
-            with FileLock(self.lock_file, timeout=0, mode=0o600):
+            with self._lock(0):
                 return self._tick()
         except Timeout:
             return None
+
+    def _lock(self, timeout: float) -> FileLock:
+        private_dir(self.lock_file.parent)  # filelock would make it with the umask's mode
+        return FileLock(self.lock_file, timeout=timeout, mode=0o600)
 
     def _tick(self) -> CuratorRun | None:
         state, now = self._load(), self.clock()
