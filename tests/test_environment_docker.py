@@ -383,3 +383,20 @@ def test_prune_removes_workspace_volumes(hermes: Callable[..., Any], root: Path,
     assert volumes() == {f"{busy}-workspace"}  # its sandbox still uses it
     forced = hermes("sandbox", "prune", "--force")
     assert f"removed volume {busy}-workspace" in forced.stdout and volumes() == set()
+
+
+def test_a_stopped_sandbox_is_made_again_sealed(root: Path, environ: dict[str, str],
+                                                base_image: str, workspace: Path,
+                                                docker: Any) -> None:
+    """Restarting it would run its own (maybe replaced) binaries to seal it again."""
+    with runtime(root, environ, base_image, workspace) as rt:
+        first = sandbox_of(rt).container()
+        assert sandbox_of(rt).run("echo kept > file").exit_code == 0
+    docker.containers.get(first.id).stop(timeout=0)
+    with runtime(root, environ, base_image, workspace) as rt:
+        again = sandbox_of(rt).container()
+        result = sandbox_of(rt).run("cat file; grep ' /workspace ' /proc/mounts")
+    assert again.id != first.id and again.name == first.name
+    assert result.output.startswith("kept\n") and "nosuid" in result.output
+    assert [c.name for c in sandboxes(docker) if c.labels["hermes.home"] == str(root)] == \
+        [first.name]  # no provisional container left behind

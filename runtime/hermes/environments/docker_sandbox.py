@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,17 +84,19 @@ class SandboxSpec:
 
 
 def find_sandbox(client: Any, spec: SandboxSpec) -> Any | None:
-    """The sandbox container of ``spec`` (started if it had stopped), or None. One made
-    from other settings (image, limits, mounts, variables) is removed, to be recreated."""
-    found = client.containers.list(all=True, filters={"label": spec.identity()})
+    """The running sandbox container of ``spec``, or None. One made from other settings
+    (image, limits, mounts, variables) is removed, to be recreated; so is a stopped one:
+    sealing it again would run binaries its commands may have replaced with the
+    helper's privileges (its workspace volume stays)."""
+    found = [c for c in client.containers.list(all=True, filters={"label": spec.identity()})
+             if c.name == spec.name]  # not one still being sealed under another name
     if not found:
         return None
     container = found[0]
-    if container.labels.get("hermes.config") != spec.fingerprint():
+    if container.labels.get("hermes.config") != spec.fingerprint() or \
+            container.status != "running":
         remove_quietly(container)
         return None
-    if container.status != "running":
-        start_sealed(client, container, spec)
     return container
 
 
@@ -111,7 +114,8 @@ def require_image(client: Any, image: str) -> None:
 
 
 def create_sandbox(client: Any, spec: SandboxSpec) -> Any:
-    """A new sandbox container; when another process just created it, that one."""
+    """A new sandbox container, sealed under a provisional name that no other process
+    looks for, then given its own; when another process was faster, that one."""
     from docker.errors import APIError
 
     require_image(client, spec.settings.image)
@@ -119,22 +123,31 @@ def create_sandbox(client: Any, spec: SandboxSpec) -> Any:
     try:
         # The image's own ENTRYPOINT (a server, a wrapper) would replace the idle process
         # that keeps the sandbox up: the container would exit and every command with it.
-        container = client.containers.create(spec.settings.image,
-                                             entrypoint=["sleep", "infinity"], **_options(spec))
+        container = client.containers.create(
+            spec.settings.image, entrypoint=["sleep", "infinity"], **_options(spec),
+            name=f"{spec.name}-new-{secrets.token_hex(4)}")
     except APIError as exc:
+        raise SandboxError(f"creating the sandbox failed: {exc.explanation or exc}") from exc
+    start_sealed(client, container, spec)
+    try:
+        container.rename(spec.name)
+    except APIError as exc:
+        remove_quietly(container)
         if exc.status_code == 409 and (other := find_sandbox(client, spec)) is not None:
             return other
         raise SandboxError(f"creating the sandbox failed: {exc.explanation or exc}") from exc
-    start_sealed(client, container, spec)
+    container.reload()
     return container
 
 
 def start_sealed(client: Any, container: Any, spec: SandboxSpec) -> None:
-    """Start ``container`` with its mounts nosuid; one that cannot be sealed is removed."""
-    container.start()
+    """Start ``container`` with its mounts nosuid; one that cannot be is removed."""
+    from docker.errors import DockerException
+
     try:
+        container.start()
         seal_mounts(client, container, spec)
-    except SandboxUnavailable:
+    except (DockerException, SandboxUnavailable):
         remove_quietly(container)
         raise
 
@@ -145,7 +158,7 @@ def _options(spec: SandboxSpec) -> dict[str, Any]:
     # A uid the image has no account for gets HOME=/ from docker, which it cannot write.
     environment = spec.environment if root else {"HOME": "/tmp", **spec.environment}
     return {
-        "name": spec.name, "labels": spec.labels(), "init": True, "detach": True,
+        "labels": spec.labels(), "init": True, "detach": True,
         "user": spec.user, "working_dir": spec.cwd, "environment": environment,
         "network_mode": s.network, "mem_limit": s.memory, "pids_limit": s.pids_limit,
         "nano_cpus": int(s.cpus * 1e9) if s.cpus else None,
