@@ -252,7 +252,7 @@ def test_unreachable_daemon_and_missing_image_are_one_line(
     assert missing.exit_code == 2 and missing.stderr.count("\n") == 1
     assert missing.stderr.startswith("error: environment.docker.image: image "
                                      "hermes-no-such-image:1 is not on this docker host — "
-                                     "build it")
+                                     "build it (containers/sandbox/build.sh")
 
 
 @pytest.mark.parametrize("approvals", ["true", "false"])

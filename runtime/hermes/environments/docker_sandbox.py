@@ -109,8 +109,8 @@ def require_image(client: Any, image: str) -> None:
     except ImageNotFound as exc:
         raise SandboxUnavailable(
             f"environment.docker.image: image {image} is not on this docker host — build it "
-            f"(docker build -t {image} ...) or set environment.docker.image to a local "
-            "image") from exc
+            "(containers/sandbox/build.sh in the Hermes repository builds the default, "
+            "hermes-sandbox:latest) or set environment.docker.image to a local image") from exc
 
 
 def create_sandbox(client: Any, spec: SandboxSpec) -> Any:
