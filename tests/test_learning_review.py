@@ -156,6 +156,23 @@ def test_a_running_review_never_delays_the_next_turn_nor_runs_twice(
     assert len(model.reviews) == 1
 
 
+def test_another_process_never_reviews_the_same_session_at_once(
+        make_runtime: Callable[..., Runtime], model: Model) -> None:
+    every_turn = ("learning.memory_nudge_turns=1", "learning.skill_nudge_iterations=0")
+    first, second = make_runtime(*every_turn), make_runtime(*every_turn)  # as two processes
+    model.gate.clear()
+    model.chat.extend([Reply(text="one"), Reply(text="two")])
+    agent = new_agent(first)
+    agent.run_turn("first")
+    assert model.waiting.wait(10)
+    other = second.container.agent_factory().resume(agent.session_id, Interaction(stream=False))
+    assert other.run_turn("second").text == "two"  # its review is due, but one runs
+    assert second.container.learning().running() == 0
+    model.gate.set()
+    assert first.container.learning().wait(30)
+    assert len(model.reviews) == 1
+
+
 def test_a_held_review_starts_once_released(
         make_runtime: Callable[..., Runtime], model: Model, root: Path) -> None:
     runtime = make_runtime("learning.memory_nudge_turns=1", "learning.skill_nudge_iterations=0")
@@ -194,3 +211,13 @@ def test_a_resumed_session_keeps_its_count(
     assert runtime.container.learning().wait(30)
     assert len(model.reviews) == 1
 
+
+
+def test_the_review_runs_on_learning_model(make_runtime: Callable[..., Runtime], model: Model,
+                                           llm: FakeLLM) -> None:
+    runtime = make_runtime("learning.memory_nudge_turns=1", "learning.skill_nudge_iterations=0",
+                           "learning.model=gpt-4o-mini")
+    model.chat.append(Reply(text="one"))
+    new_agent(runtime).run_turn("first")
+    assert runtime.container.learning().wait(30)
+    assert [r.model for r in llm.requests] == ["gpt-4o", "gpt-4o-mini"]

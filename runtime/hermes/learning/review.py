@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -193,7 +193,3 @@ def _arguments(outcome: CallOutcome) -> Mapping[str, Any]:
         return {}
     return parsed if isinstance(parsed, Mapping) else {}
 
-
-def passes_available(reviewer: Reviewer, wanted: Sequence[Pass]) -> tuple[Pass, ...]:
-    """The passes of ``wanted`` whose tools the review has."""
-    return tuple(name for name in wanted if reviewer.can_run(name))

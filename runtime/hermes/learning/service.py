@@ -4,13 +4,14 @@ The agent factory gives each agent an observer (``observer``) holding its sessio
 nudge counters. When a completed turn makes a pass due, the observer takes a
 snapshot of the transcript and ``submit`` starts a review in a daemon thread: the
 turn returns at once, so the answer and the user's next turn never wait for it. One
-review at a time per session (a due review finds one running: it waits for a later
-turn). A front end that is still delivering the answer (the CLI printing it, the warm
-server answering its client) ``hold``s reviews back and ``release``s them when it is
-done, so a review never competes with the turn that started it. When a review ends
-it is logged and every listener hears of it (chat prints "learned: ...").
-``wait`` lets a process that is about to exit give running reviews a bounded time to
-finish; ``stop_all`` interrupts them (what they saved stays).
+review at a time per session, in this process and in any other of the home
+(``locks``): a due review that finds one running waits for a later turn. A front end
+that is still delivering the answer (the CLI printing it, the warm server answering
+its client) ``hold``s reviews back and ``release``s them when it is done, so a review
+never competes with the turn that started it. When a review ends it is logged and
+every listener hears of it (chat prints "learned: ..."). ``wait`` lets a process that
+is about to exit give running reviews a bounded time to finish; ``stop_all``
+interrupts them (what they saved stays).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hermes.agent.observer import TurnObserver
 from hermes.config.learning_schema import LearningConfig
 from hermes.environments.base import Environment
 from hermes.home import Home
+from hermes.learning.locks import ReviewLocks
 from hermes.learning.log import LOG_FILE, LearningLog
 from hermes.learning.nudges import NudgeCounter
 from hermes.learning.review import Reviewer, ReviewOutcome, ReviewRequest, ReviewRun
@@ -41,10 +43,13 @@ log = logging.getLogger(__name__)
 class LearningService:
     """Starts, tracks and reports the background reviews of one runtime."""
 
-    def __init__(self, settings: LearningConfig, reviewer: Reviewer, log_file: LearningLog):
+    def __init__(self, settings: LearningConfig, reviewer: Reviewer, log_file: LearningLog,
+                 locks: ReviewLocks | None = None):
         self.settings = settings
         self.reviewer = reviewer
         self.log = log_file
+        self.locks = locks
+        """Keeps other processes of the home from reviewing the same session at once."""
         self._runs: dict[str, ReviewRun | None] = {}
         """Running reviews by session id (None while the run is being built)."""
         self._changed = threading.Condition()
@@ -76,8 +81,11 @@ class LearningService:
         with self._changed:
             if request.session_id in self._runs:
                 return False
+            lock = self.locks.take(request.session_id) if self.locks else None
+            if self.locks and lock is None:
+                return False
             self._runs[request.session_id] = None
-        threading.Thread(target=self._work, args=(request,), daemon=True,
+        threading.Thread(target=self._work, args=(request, lock), daemon=True,
                          name=f"review-{request.session_id[:8]}").start()
         return True
 
@@ -114,7 +122,7 @@ class LearningService:
         self.release()  # a held review starts only to find itself stopped
         return count
 
-    def _work(self, request: ReviewRequest) -> None:
+    def _work(self, request: ReviewRequest, lock: int | None) -> None:
         try:
             outcome = self._run(request)
             self.log.review(outcome)
@@ -123,6 +131,8 @@ class LearningService:
         except Exception:  # noqa: BLE001 - a failed review must never reach the session
             log.exception("background review of session %s failed", request.session_id)
         finally:
+            if lock is not None:
+                ReviewLocks.give_back(lock)
             with self._changed:
                 self._runs.pop(request.session_id, None)
                 self._stopping = self._stopping and bool(self._runs)
@@ -181,4 +191,5 @@ def build_learning(*, home: Home, settings: LearningConfig, main_tools: ToolRegi
     reviewer = Reviewer(home, environment, environ, model,
                         review_tools(main_tools, specs, environ), settings.max_iterations,
                         settings.timeout)
-    return LearningService(settings, reviewer, LearningLog(home.logs_dir / LOG_FILE))
+    return LearningService(settings, reviewer, LearningLog(home.logs_dir / LOG_FILE),
+                           ReviewLocks(home.path / "run" / "reviews"))
