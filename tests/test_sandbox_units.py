@@ -138,3 +138,47 @@ def test_the_readme_commands(hermes, root: Path, user_home: Path) -> None:
     widened = hermes("sandbox", "explain").stdout
     assert f"  {user_home}/.cache/pip  (environment.local.sandbox.allow_write)" in widened
     assert "network: off" in widened
+
+
+def test_bubblewrap_failing_to_set_up_is_told_apart_from_the_command(tmp_path: Path) -> None:
+    """bwrap fails before the command when a mount changes while it binds / (a docker
+    build): such a run is tried again; a command's own output never is."""
+    import subprocess
+
+    from hermes.environments.sandbox.bubblewrap import Bubblewrap
+
+    backend = Bubblewrap(os.environ)
+    if backend.problem() is not None:
+        pytest.skip(f"bubblewrap does not work here: {backend.problem()}")
+    env = environment(tmp_path, tmp_path, backend="bubblewrap")
+    # A failure of bwrap's own, as it prints it (here: a bind source that is not there).
+    own = subprocess.run([str(backend.executable), "--ro-bind", str(tmp_path / "gone"), "/x",
+                          "true"], capture_output=True, text=True, check=False)
+    assert env.sandbox.setup_failed(own.returncode, own.stderr), own.stderr
+    told = env.run("echo 'bwrap: not really' ; echo more; exit 1")
+    assert told.exit_code == 1 and not env.sandbox.setup_failed(told.exit_code, told.output)
+    assert not env.sandbox.setup_failed(0, "bwrap: fine\n")
+
+
+def test_landlock_without_perl_confines_through_preexec(tmp_path: Path) -> None:
+    """Without Perl on PATH, Landlock is applied between fork and exec (slower, the same)."""
+    from hermes.environments.sandbox.landlock import Landlock
+
+    if (problem := Landlock({}).problem()) is not None:
+        pytest.skip(f"landlock does not work here: {problem}")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    key = make_ssh_key(tmp_path / "user")
+    home = profile(tmp_path)
+    env = LocalEnvironment(home, str(workspace), 30, {"HOME": str(tmp_path / "user"),
+                                                     "PATH": "/nonexistent"},
+                           SandboxSettings(backend="landlock"))
+    read = env.run(f"/bin/cat {key}")
+    write = env.run("/bin/echo made > made.txt")
+    unix = env.run(f"{sys.executable} -c 'import socket; socket.socket(socket.AF_UNIX)'")
+    backend = env.sandbox.choice().backend
+    env.stop()
+    assert backend is not None and getattr(backend, "perl", "?") is None
+    assert read.exit_code != 0 and "Permission denied" in read.output
+    assert write.exit_code == 0 and (workspace / "made.txt").read_text() == "made\n"
+    assert unix.exit_code != 0 and "Permission denied" in unix.output

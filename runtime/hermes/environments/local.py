@@ -59,6 +59,8 @@ class LocalProcess(BackgroundProcess):
 
 CANCEL_POLL = 0.1
 """Seconds between checks for an interrupt while a command runs."""
+SETUP_ATTEMPTS = 3
+"""A sandbox that failed to set up (the command never ran) is tried again this often."""
 
 
 class LocalEnvironment(Environment):
@@ -91,6 +93,14 @@ class LocalEnvironment(Environment):
 
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:
+        for _ in range(SETUP_ATTEMPTS):
+            result = self._run(command, timeout, cancelled)
+            if not self.sandbox.setup_failed(result.exit_code, result.output):
+                break
+        return result
+
+    def _run(self, command: str, timeout: float | None,
+             cancelled: Callable[[], bool] | None) -> CommandResult:
         process = self._start(command, subprocess.PIPE)
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:

@@ -62,8 +62,7 @@ class ProfileService:
             if self.draining:
                 raise Draining(f"profile {self.name} is shutting down")
             if self._reserved >= self.max_concurrency:
-                turns = "turn" if self.max_concurrency == 1 else "turns"
-                raise Busy(f"profile {self.name} is running {self.max_concurrency} {turns} "
+                raise Busy(f"profile {self.name} is running {self.max_concurrency} turns "
                            "(platforms.enabled.<name>.settings.max_concurrency)")
             self._reserved += 1
         try:

@@ -25,6 +25,10 @@ class Backend(ABC):
               **options: Any) -> subprocess.Popen[bytes]:
         """Start ``argv`` confined by ``policy`` (``options`` as for ``Popen``)."""
 
+    def setup_failed(self, exit_code: int, output: str) -> bool:
+        """Whether a command's result is the backend failing before the command ran."""
+        return False
+
     def limits(self, policy: SandboxPolicy) -> list[str]:
         """What this backend leaves open or does differently (``sandbox explain``)."""
         return []

@@ -50,6 +50,11 @@ class Bubblewrap(Backend):
         return subprocess.Popen([self.executable, *arguments(policy), "--", *argv], **options)
 
 
+    def setup_failed(self, exit_code: int, output: str) -> bool:
+        # bwrap re-reads the mount table while it binds /: a mount that comes or goes
+        # meanwhile (a docker build) fails it with one line of its own, before the command.
+        return exit_code == 1 and output.startswith("bwrap: ") and output.count("\n") <= 1
+
     def limits(self, policy: SandboxPolicy) -> list[str]:
         return ["hidden directories look empty and hidden files empty",
                 "the machine's /tmp is not visible: commands get an empty one of their own "

@@ -105,6 +105,12 @@ class Sandbox:
         except subprocess.SubprocessError as exc:  # the child could not confine itself
             raise SandboxError(f"{choice.name} could not confine the command: {exc}") from exc
 
+    def setup_failed(self, exit_code: int, output: str) -> bool:
+        """Whether the sandbox itself failed before the command started (so it can be
+        tried again without running anything twice)."""
+        backend = self.choice().backend
+        return backend is not None and backend.setup_failed(exit_code, output)
+
     def notice(self) -> str | None:
         """What the model is told once per session: commands run unconfined although
         the config asks for a sandbox."""
