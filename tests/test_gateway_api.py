@@ -186,7 +186,9 @@ def test_requests_run_concurrently(root: Path, environ: dict[str, str]) -> None:
     assert [a.choices[0].message.content for a in answers] == ["together"] * 3
 
 
-def test_the_concurrency_limit_answers_429(root: Path, environ: dict[str, str]) -> None:
+@pytest.mark.parametrize(("limit", "running"), [(1, "1 turn "), (2, "2 turns ")])
+def test_the_concurrency_limit_answers_429(root: Path, environ: dict[str, str], limit: int,
+                                           running: str) -> None:
     release = threading.Event()
 
     def respond(request: RecordedRequest) -> Reply:
@@ -195,14 +197,16 @@ def test_the_concurrency_limit_answers_429(root: Path, environ: dict[str, str]) 
 
     with FakeLLM(fallback=respond, strict=False) as llm:
         configure(root, llm.openai_base_url,
-                  platforms__enabled__api_server__settings__max_concurrency=1)
-        with gateway(environ, root) as gw, ThreadPoolExecutor(1) as pool:
+                  platforms__enabled__api_server__settings__max_concurrency=limit)
+        with gateway(environ, root) as gw, ThreadPoolExecutor(limit) as pool:
             api = client(gw)
-            first = pool.submit(api.chat.completions.create, model="default",
-                                messages=[{"role": "user", "content": "one"}])
-            llm.wait_for_requests(1, timeout=20)
-            with pytest.raises(openai.RateLimitError):
+            first = [pool.submit(api.chat.completions.create, model="default",
+                                 messages=[{"role": "user", "content": f"q{i}"}])
+                     for i in range(limit)]
+            llm.wait_for_requests(limit, timeout=20)
+            with pytest.raises(openai.RateLimitError) as refused:
                 api.chat.completions.create(model="default",
                                             messages=[{"role": "user", "content": "two"}])
+            assert f"is running {running}" in refused.value.message
             release.set()
-            assert first.result(30).choices[0].message.content == "slow"
+            assert [f.result(30).choices[0].message.content for f in first] == ["slow"] * limit

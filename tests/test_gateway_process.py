@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,8 +20,9 @@ import httpx
 import openai
 import pytest
 
+from conftest import wait_until
 from fakellm import FakeLLM, RecordedRequest, Reply
-from gateway_support import KEY, configure, gateway, tool_then_answer
+from gateway_support import KEY, configure, free_port, gateway, tool_then_answer
 
 
 @pytest.fixture
@@ -52,7 +54,36 @@ def test_one_gateway_per_home(root: Path, environ: dict[str, str], llm: FakeLLM)
         second = hermes(environ, "gateway", "run")
         assert second.returncode == 2, second.stderr
         assert f"pid {first.proc.pid}" in second.stderr and "gateway stop" in second.stderr
+        assert second.stderr.count("\n") == 1 and "serving" not in second.stderr
         assert first.proc.poll() is None
+
+
+def test_serving_is_said_once_the_api_listens(root: Path, environ: dict[str, str],
+                                               llm: FakeLLM) -> None:
+    port = free_port()
+    configure(root, llm.openai_base_url, port)
+    with gateway(environ, root, ready=False) as gw:
+        said = wait_until(lambda: [line for line in gw.output().splitlines()
+                                   if "serving" in line], timeout=120, what="serving")
+        health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)  # no retry
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+        assert said == [f"hermes gateway: serving default (pid {gw.proc.pid}) at "
+                        f"http://127.0.0.1:{port}/v1; Ctrl-C stops"]
+
+
+def test_a_port_in_use_fails_before_serving(root: Path, environ: dict[str, str],
+                                            llm: FakeLLM) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        configure(root, llm.openai_base_url, port)
+        refused = hermes(environ, "gateway", "run")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in refused.stderr
+    assert "platforms.enabled.api_server.settings.port" in refused.stderr
+    assert "serving" not in refused.stderr and not (root / "gateway.pid").exists()
 
 
 def test_status_and_stop(root: Path, environ: dict[str, str], llm: FakeLLM) -> None:
@@ -226,9 +257,10 @@ def test_the_gateway_serves_the_cli_too(root: Path, environ: dict[str, str],
     cli = {k: v for k, v in environ.items() if k != "HERMES_NO_DAEMON"}
     with gateway(environ, root) as gw:
         pid_file = root / "run" / "daemon.pid"
-        deadline = time.monotonic() + 60  # the server warms up after it is forked
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # The server warms up after it is forked; its pid file is written in place, so it
+        # may be seen empty for an instant.
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), timeout=60,
+                   what="the CLI server's pid file")
         server = int(pid_file.read_text())
         parent = (Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[1])
         assert int(parent) == gw.proc.pid

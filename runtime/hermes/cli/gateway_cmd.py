@@ -6,12 +6,16 @@ import contextlib
 import os
 import signal
 import time
+from typing import TYPE_CHECKING
 
 import typer
 
 from hermes.cli.app import new_app, out, state
 from hermes.errors import UserError
 from hermes.home import Home
+
+if TYPE_CHECKING:
+    from hermes.gateway.runner import Gateway
 
 app = new_app("The gateway: one long-running process serving the platforms (the "
               "OpenAI-compatible API server, ...) of one or more profiles.")
@@ -43,21 +47,31 @@ def run(
     homes = _homes(ctx, profiles)
     extra = _configured_profiles(ctx, homes[0]) if not profiles else []
     gateway = Gateway([*homes, *extra], state(ctx).environ, overrides or [])
-    names = ", ".join(h.name for h in gateway.homes)
-    typer.echo(f"hermes gateway: serving {names} (pid {os.getpid()}); Ctrl-C stops",
-               err=True)
     from hermes.daemon.server import serve_beside_gateway
 
     gateway.lock()  # before anything else: a second gateway must not touch this one's server
     try:
         servers = serve_beside_gateway(gateway.homes, dict(state(ctx).environ))  # no threads yet
         try:
-            asyncio.run(gateway.run())
+            asyncio.run(gateway.run(_announce))
         finally:
             _stop(servers)
     finally:
         gateway.unlock()
     typer.echo("hermes gateway: stopped", err=True)
+
+
+def _announce(gateway: Gateway) -> None:
+    """Said once every platform that could start listens (failed ones first, one line each)."""
+    serving: dict[str, list[str]] = {}
+    for profile, name, platform in gateway.platform_states():
+        if platform.state == "failed":
+            typer.echo(f"hermes gateway: {profile}/{name} failed: {platform.detail}", err=True)
+        else:
+            serving.setdefault(profile, []).append(platform.detail)
+    addresses = ", ".join(dict.fromkeys(a for found in serving.values() for a in found))
+    typer.echo(f"hermes gateway: serving {', '.join(serving)} (pid {os.getpid()}) at "
+               f"{addresses}; Ctrl-C stops", err=True)
 
 
 def _stop(pids: list[int]) -> None:

@@ -11,11 +11,19 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    SerializeAsAny,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from hermes.config.groups import GROUPS
 from hermes.config.learning_schema import CuratorConfig, LearningConfig
+from hermes.config.platform_schema import PlatformSettings, check_kind, typed_settings
 from hermes.config.sections import NonBlank, Section
 from hermes.config.toolset_names import tool_error, toolset_error
 
@@ -245,14 +253,20 @@ class EnvironmentConfig(Section):
 
 
 class PlatformConfig(Section):
-    kind: NonBlank
-    """Adapter name (telegram, discord, slack, api_server, ...)."""
+    kind: Annotated[NonBlank, AfterValidator(check_kind)]
+    """Adapter name: one of ``hermes.config.platform_schema.PLATFORM_SETTINGS`` (api_server)."""
     token: str | None = None
     """Credential, by reference: ``${secret:TELEGRAM_BOT_TOKEN}``."""
     allowed_users: list[str] = Field(default_factory=list)
     """Users allowed to talk to the agent; empty means nobody."""
-    settings: dict[str, Any] = Field(default_factory=dict)
-    """Adapter-specific settings."""
+    settings: SerializeAsAny[PlatformSettings] = Field(default_factory=dict,
+                                                       validate_default=True)
+    """Adapter-specific settings, typed by ``kind`` (``hermes.config.platform_schema``)."""
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _typed_settings(cls, value: Any, info: ValidationInfo) -> PlatformSettings:
+        return typed_settings(info.data.get("kind"), value)
 
 
 class PlatformsConfig(Section):

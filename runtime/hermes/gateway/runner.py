@@ -18,7 +18,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hermes.errors import ConfigError, UserError
@@ -91,16 +91,23 @@ class Gateway:
             lock.release()
         self._locks.clear()
 
-    async def run(self) -> None:
-        """Serve until stopped; ``lock()`` first (it is taken here if it was not)."""
+    async def run(self, announce: Callable[[Gateway], None] = lambda gateway: None) -> None:
+        """Serve until stopped; ``lock()`` first (it is taken here if it was not).
+        ``announce`` is called once every platform that could start listens."""
         if not self._locks:
             self.lock()
         try:
-            await self._serve()
+            await self._serve(announce)
         finally:
             self.unlock()
 
-    async def _serve(self) -> None:
+    def platform_states(self) -> list[tuple[str, str, PlatformState]]:
+        """``(profile, platform, state)`` of every platform, started or failed."""
+        return [(p.home.name, name, state) for p in self.profiles
+                for name, state in [*((a.name, a.status) for a in p.adapters),
+                                    *p.failed.items()]]
+
+    async def _serve(self, announce: Callable[[Gateway], None]) -> None:
         for home in self.homes:
             self.profiles.append(await asyncio.to_thread(self._build, home))
         await asyncio.to_thread(_warm_model_layer)  # the first request must not pay for it
@@ -115,6 +122,7 @@ class Gateway:
                     f"{p.home.name}/{n}: {s.detail}" for p in self.profiles
                     for n, s in p.failed.items()))
             self.listeners.ready = True
+            announce(self)
             await self._until_stopped()
         finally:
             await self._shutdown()  # a second signal during it stops at once

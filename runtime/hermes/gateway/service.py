@@ -62,7 +62,8 @@ class ProfileService:
             if self.draining:
                 raise Draining(f"profile {self.name} is shutting down")
             if self._reserved >= self.max_concurrency:
-                raise Busy(f"profile {self.name} is running {self.max_concurrency} turns "
+                turns = "turn" if self.max_concurrency == 1 else "turns"
+                raise Busy(f"profile {self.name} is running {self.max_concurrency} {turns} "
                            "(platforms.enabled.<name>.settings.max_concurrency)")
             self._reserved += 1
         try:

@@ -19,40 +19,43 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import Agent, AgentEvents, TurnResult
-from hermes.gateway.api_server.responses import ResponseStore
-from hermes.gateway.api_server.wire import (
+from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send, limit_bodies
+from hermes.gateway.api_server.request_models import (
     ChatRequest,
     ResponsesRequest,
+    parse_body,
+    split_conversation,
+    text_of,
+)
+from hermes.gateway.api_server.responses import ResponseStore
+from hermes.gateway.api_server.wire import (
     WireError,
     chunk,
     completion,
     new_id,
     response_object,
-    split_conversation,
-    text_of,
     usage_body,
 )
 from hermes.gateway.service import Busy, Draining, ProfileService
 from hermes.models.types import StreamCallbacks, ToolCall
 
-BodyT = TypeVar("BodyT", bound=BaseModel)
 SESSION_HEADER = "X-Hermes-Session-Id"
 SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -65,17 +68,23 @@ class Served:
     responses: ResponseStore
 
 
-def create_app(served: dict[str, Served], ready: Callable[[], bool] = lambda: True) -> FastAPI:
+ROUTES = "/v1/chat/completions, /v1/responses, /v1/responses/{id}, /v1/models, /health"
+
+
+def create_app(served: dict[str, Served], ready: Callable[[], bool], limits: BodyLimits,
+               log: logging.Logger) -> App:
+    """The listener's ASGI app: bodies limited (``body``), every error in OpenAI's shape."""
     app = FastAPI(title="Hermes API", docs_url=None, redoc_url=None, openapi_url=None)
     api = _Api(served, ready)
     app.add_exception_handler(WireError, _wire_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, api.internal_error)
     app.add_api_route("/health", api.health, methods=["GET"])
     app.add_api_route("/v1/models", api.models, methods=["GET"])
     app.add_api_route("/v1/chat/completions", api.chat, methods=["POST"], response_model=None)
     app.add_api_route("/v1/responses", api.create_response, methods=["POST"])
     app.add_api_route("/v1/responses/{response_id}", api.get_response, methods=["GET"])
-    return _limit_body(app)
+    return limit_bodies(_handled_errors(app), limits, log)
 
 
 class _Api:
@@ -305,32 +314,29 @@ async def _wire_error(request: Request, exc: WireError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status)
 
 
-def parse_body(raw: bytes, model: type[BodyT]) -> BodyT:
-    """The request body as ``model``, or a 400 naming the first bad field."""
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise WireError(400, f"the body is not valid JSON ({exc})") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        raise WireError(400, f"{where}: {first.get('msg', 'invalid value')}",
-                        param=where) from None
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Starlette's own 404 (no route) and 405 (wrong method), in OpenAI's shape."""
+    where = f"{request.method} {request.url.path}"
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        error = WireError(405, f"{where}: method not allowed; use {allowed}",
+                          code="method_not_allowed")
+    elif exc.status_code == 404:
+        error = WireError(404, f"invalid URL ({where}); this server has {ROUTES}",
+                          code="not_found")
+    else:
+        error = WireError(exc.status_code, f"{where}: {exc.detail}")
+    return JSONResponse(error.body(), status_code=error.status, headers=exc.headers)
 
 
-def _limit_body(app: FastAPI) -> Any:
-    """Refuse bodies over ``MAX_BODY_BYTES`` (413) before the app reads them whole."""
+def _handled_errors(app: FastAPI) -> App:
+    """Starlette re-raises an exception after ``internal_error`` has logged and answered it;
+    stop it there, or the server prints the traceback again on the gateway's stderr."""
 
-    async def limited(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await app(scope, receive, send)
-        length = dict(scope.get("headers", [])).get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            error = WireError(413, f"the body is over {MAX_BODY_BYTES} bytes")
-            return await JSONResponse(error.body(), status_code=413)(scope, receive, send)
-        return await app(scope, receive, send)
+    async def handled(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await app(scope, receive, send)
+        except Exception:  # noqa: BLE001 - logged (with its traceback) by internal_error
+            return
 
-    limited.app = app  # type: ignore[attr-defined]
-    return limited
+    return handled

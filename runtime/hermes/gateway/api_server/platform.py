@@ -11,18 +11,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from hermes.config.platform_schema import ApiServerSettings
 from hermes.config.schema import PlatformConfig
-from hermes.errors import ConfigError
+from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.app import Served, create_app
+from hermes.gateway.api_server.body import BodyLimits
 from hermes.gateway.api_server.responses import ResponseStore
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
 from hermes.gateway.service import ProfileService
 
-DEFAULT_PORT = 8642
 MIN_KEY_CHARS = 16
 PLACEHOLDERS = ("changeme", "change-me", "placeholder", "your-key", "your_key", "yourkey",
                 "secret", "password", "example", "xxxx", "api_server_key", "replace")
@@ -37,20 +39,28 @@ class ApiServerPlatform(PlatformAdapter):
         self.service = service
         self.listeners = listeners
         self.status = PlatformState()
-        self.host, self.port, concurrency = _settings(name, config)
-        service.max_concurrency = concurrency
+        settings = config.settings
+        assert isinstance(settings, ApiServerSettings)  # the schema types it by ``kind``
+        self.settings = settings
+        service.max_concurrency = settings.max_concurrency
         self.key = config.token or None
-        _check_key(name, self.host, self.key)
+        _check_key(name, settings.host, self.key)
 
     async def start(self, on_message: MessageHandler) -> None:
         served = Served(self.service, self.key,
                         ResponseStore(self.service.home.path / "api_responses"))
-        address = await self.listeners.add(self.host, self.port, self.service.name, served)
+        try:
+            address = await self.listeners.add(self.settings, self.service.name, served)
+        except OSError as exc:
+            raise UserError(f"cannot listen on {self.settings.host}:{self.settings.port}: "
+                            f"{exc.strerror} — stop what uses it, or pick another port: "
+                            f"`hermes -p {self.service.name} config set "
+                            f"platforms.enabled.{self.name}.settings.port PORT`") from exc
         self.status = PlatformState("running", f"http://{address}/v1")
 
     async def stop(self) -> None:
         self.status.state = "stopping"
-        await self.listeners.stop(self.host, self.port)
+        await self.listeners.stop(self.settings.host, self.settings.port)
         self.status.state = "stopped"
 
     async def send(self, source: MessageSource, text: str) -> None:
@@ -66,12 +76,17 @@ class Listeners:
         """False until every profile's platforms have started: /health answers 503 and
         requests are refused with 503 meanwhile."""
 
-    async def add(self, host: str, port: int, profile: str, served: Served) -> str:
-        listener = self._listeners.get((host, port))
+    async def add(self, settings: ApiServerSettings, profile: str, served: Served) -> str:
+        """Serve ``profile`` on the listener of its address (started on first use); profiles
+        sharing a listener share the strictest of their body limits."""
+        address = (settings.host, settings.port)
+        listener = self._listeners.get(address)
         if listener is None:
-            listener = _Listener(host, port, lambda: self.ready)
+            limits = BodyLimits(settings.max_body_bytes, settings.read_timeout)
+            listener = _Listener(*address, lambda: self.ready, limits, served.service.log)
             await listener.start()
-            self._listeners[(host, port)] = listener
+            self._listeners[address] = listener
+        listener.limits.tighten(settings.max_body_bytes, settings.read_timeout)
         listener.served[profile] = served
         return listener.address
 
@@ -87,9 +102,12 @@ class Listeners:
 
 
 class _Listener:
-    def __init__(self, host: str, port: int, ready: Callable[[], bool]):
+    def __init__(self, host: str, port: int, ready: Callable[[], bool], limits: BodyLimits,
+                 log: logging.Logger):
         self.host, self.port = host, port
         self.ready = ready
+        self.limits = limits
+        self.log = log
         self.served: dict[str, Served] = {}
         self.address = f"{host}:{port}"
         self._server: Any = None
@@ -100,7 +118,8 @@ class _Listener:
 
         sock = _bind(self.host, self.port)
         self.address = _format_address(sock.getsockname())
-        config = uvicorn.Config(create_app(self.served, self.ready), log_config=None,
+        app = create_app(self.served, self.ready, self.limits, self.log)
+        config = uvicorn.Config(app, log_config=None,
                                 log_level="warning", access_log=False, lifespan="off",
                                 server_header=False, timeout_keep_alive=30)
         self._server = _quiet_server(config)
@@ -145,9 +164,9 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-    except OSError as exc:
+    except OSError:
         sock.close()
-        raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        raise
     sock.listen(256)
     sock.setblocking(False)
     return sock
@@ -156,26 +175,6 @@ def _bind(host: str, port: int) -> socket.socket:
 def _format_address(name: Any) -> str:
     host, port = name[0], name[1]
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _settings(name: str, config: PlatformConfig) -> tuple[str, int, int]:
-    settings = config.settings
-    key = f"platforms.enabled.{name}.settings"
-    host = settings.get("host", "127.0.0.1")
-    port = settings.get("port", DEFAULT_PORT)
-    concurrency = settings.get("max_concurrency", 8)
-    if not isinstance(host, str) or not host:
-        raise ConfigError("expected a host name or address, e.g. 127.0.0.1", key=f"{key}.host")
-    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-        raise ConfigError(f"expected a port 0-65535, got {port!r}", key=f"{key}.port")
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-        raise ConfigError(f"expected a positive integer, got {concurrency!r}",
-                          key=f"{key}.max_concurrency")
-    unknown = set(settings) - {"host", "port", "max_concurrency"}
-    if unknown:
-        raise ConfigError(f"unknown setting(s) {', '.join(sorted(unknown))}; known: host, "
-                          "port, max_concurrency", key=key)
-    return host, port, concurrency
 
 
 def is_loopback(host: str) -> bool:

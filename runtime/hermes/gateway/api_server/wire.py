@@ -1,66 +1,11 @@
-"""The OpenAI wire formats the API server speaks: request bodies, responses, errors.
-
-Request bodies are validated strictly where it matters (roles, types, sizes) and
-leniently elsewhere: parameters the agent decides itself (``temperature``,
-``tools``, ...) are accepted and ignored, as OpenAI-compatible servers do.
-"""
+"""The OpenAI wire formats the API server answers in: completions, chunks, responses,
+and errors (request bodies are ``request_models``)."""
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-MAX_MESSAGES = 1000
-MAX_TEXT = 1_000_000
-
-Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
-
-
-class TextPart(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    type: str
-    text: str | None = Field(None, max_length=MAX_TEXT)
-
-
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: Role
-    content: str | list[TextPart] | None = None
-    name: str | None = None
-
-
-class StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    include_usage: bool = False
-
-
-class ChatRequest(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    model: str = Field(min_length=1, max_length=200)
-    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
-    stream_options: StreamOptions | None = None
-
-
-class InputMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: Literal["system", "developer", "user", "assistant"]
-    content: str | list[TextPart]
-    type: Literal["message"] = "message"
-
-
-class ResponsesRequest(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    model: str = Field(min_length=1, max_length=200)
-    input: str | list[InputMessage] = Field(min_length=1)
-    instructions: str | None = Field(None, max_length=MAX_TEXT)
-    previous_response_id: str | None = Field(None, max_length=200)
-    store: bool = True
-    stream: bool = False
+from typing import Any
 
 
 class WireError(Exception):
@@ -75,33 +20,6 @@ class WireError(Exception):
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.kind, "param": self.param,
                           "code": self.code}}
-
-
-def text_of(content: str | list[TextPart] | None, where: str) -> str:
-    """A message's text; only text parts are understood."""
-    if content is None or isinstance(content, str):
-        return content or ""
-    texts = []
-    for part in content:
-        if part.type not in ("text", "input_text", "output_text") or part.text is None:
-            raise WireError(400, f"{where}: only text content is supported, got a "
-                                 f"{part.type!r} part", param=where)
-        texts.append(part.text)
-    return "\n".join(texts)
-
-
-def split_conversation(messages: Sequence[tuple[str, str]], where: str
-                       ) -> tuple[str | None, list[dict[str, Any]], str]:
-    """``(instructions, history, last user text)`` of a client's conversation."""
-    instructions = "\n\n".join(text for role, text in messages
-                               if role in ("system", "developer") and text) or None
-    turns = [(role, text) for role, text in messages if role in ("user", "assistant")]
-    if not turns or turns[-1][0] != "user":
-        raise WireError(400, f"{where}: the last message must come from the user", param=where)
-    if not turns[-1][1].strip():
-        raise WireError(400, f"{where}: the last user message is empty", param=where)
-    history = [{"role": role, "content": text} for role, text in turns[:-1]]
-    return instructions, history, turns[-1][1]
 
 
 def completion(model: str, text: str, usage: Any, finish_reason: str = "stop"
