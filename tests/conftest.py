@@ -157,15 +157,39 @@ def refused(result, *fragments: str) -> str:
 
 @pytest.fixture(scope="session")
 def docker_daemon(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A docker daemon that answers (started here if needed; see tests/docker_support.py)."""
+    """A docker daemon that answers (started only on CI; see tests/docker_support.py)."""
     from docker_support import ensure_docker_daemon
 
     ensure_docker_daemon(tmp_path_factory.mktemp("dockerd"))
 
 
 @pytest.fixture(scope="session")
-def base_image(docker_daemon: None) -> str:
+def built_images(docker_daemon: None) -> Iterator[list[str]]:
+    """Tags of the images this session builds: outside CI, removed when it ends."""
+    from docker_support import remove_built_images
+
+    built: list[str] = []
+    yield built
+    remove_built_images(built)
+
+
+@pytest.fixture(scope="session")
+def base_image(built_images: list[str]) -> str:
     """The debootstrapped Debian bookworm base image's tag."""
     from docker_support import ensure_base_image
 
-    return ensure_base_image()
+    return ensure_base_image(built_images)
+
+
+NEEDS = {"docker_daemon": "docker", "sshd": "sshd", "nixpkgs_lib": "nix"}
+"""Fixtures that need something of the machine, and the marker their tests get."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by what they need (README, "Run the tests"): ``-m 'not docker'``."""
+    for item in items:
+        used = getattr(item, "fixturenames", ())
+        for marker in {marker for fixture, marker in NEEDS.items() if fixture in used}:
+            item.add_marker(marker)
+        if item.path.name.startswith("test_nix"):
+            item.add_marker("nix")

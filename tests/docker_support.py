@@ -1,8 +1,11 @@
-"""A real dockerd for tests: started here when none answers, and the Debian base image.
+"""A real dockerd for tests, and the Debian base image.
 
-Tests use the session fixtures ``docker_daemon`` and ``base_image`` (registered in
-conftest). Without a docker installation the tests skip with the reason, except on CI
-(``CI`` set), where a missing daemon is a failure: CI installs docker.io.
+Tests use the session fixtures ``docker_daemon``, ``base_image`` and ``built_images``
+(registered in conftest; tests using them are marked ``docker``). Outside CI they use a
+docker daemon only if one already answers, and skip saying so otherwise: they never
+start dockerd on someone's machine, and the images they build are removed when the
+session ends. On CI (``CI`` set) dockerd is started when none answers, a missing docker
+is a failure (CI installs docker.io), and images are kept for the next run.
 """
 
 from __future__ import annotations
@@ -28,18 +31,25 @@ def docker_answers() -> bool:
     return done.returncode == 0
 
 
+def in_ci() -> bool:
+    return bool(os.environ.get("CI"))
+
+
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
+    if in_ci():
         pytest.fail(f"{reason} (CI must run the docker tests: .ci/run installs docker.io)")
-    pytest.skip(reason)
+    pytest.skip(f"{reason} (deselect these tests with -m 'not docker')")
 
 
 def ensure_docker_daemon(log_dir: Path) -> None:
-    """Return once a docker daemon answers, starting ``dockerd`` if none runs."""
+    """Return once a docker daemon answers; only on CI is ``dockerd`` started for that."""
     if docker_answers():
         return
     if shutil.which("docker") is None or shutil.which("dockerd") is None:
         _unavailable("docker is not installed (apt-get install docker.io)")
+    if not in_ci():
+        _unavailable("no docker daemon answers (start one: sudo systemctl start docker); "
+                     "outside CI the tests never start dockerd themselves")
     if os.geteuid() != 0:
         _unavailable("no docker daemon answers and starting dockerd needs root")
     log = (log_dir / "dockerd.log").open("ab")
@@ -53,14 +63,33 @@ def ensure_docker_daemon(log_dir: Path) -> None:
     _unavailable(f"dockerd did not answer within 90 s (log: {log_dir / 'dockerd.log'})")
 
 
-def ensure_base_image() -> str:
-    """The debootstrapped Debian base image (built once per machine, ~1-3 min)."""
+def ensure_base_image(built: list[str]) -> str:
+    """The debootstrapped Debian base image (~1-3 min when missing; then in ``built``)."""
     done = subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True,
                           check=False)
     if done.returncode == 0:
         return BASE_IMAGE
     if shutil.which("debootstrap") is None:
         _unavailable("debootstrap is not installed (apt-get install debootstrap)")
+    built.append(BASE_IMAGE)
     subprocess.run([str(REPO / "containers" / "base-image.sh"), BASE_IMAGE], check=True,
                    timeout=1200)
     return BASE_IMAGE
+
+
+def remove_built_images(built: list[str]) -> None:
+    """Outside CI, remove the images this session built (newest first: the base last).
+    BuildKit's cache is left alone: it is shared with the user's own builds."""
+    if in_ci():
+        return
+    for tag in reversed(built):
+        # A container of the image (one a failed test left) would keep it, untagged.
+        users = _docker("ps", "-aq", "--filter", f"ancestor={tag}").stdout.split()
+        if users:
+            _docker("rm", "-f", *users)
+        _docker("rmi", "-f", tag)
+
+
+def _docker(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False,
+                          timeout=120)
