@@ -5,7 +5,7 @@
 #   anything else     -> hermes <args>  (profile list, -z "...", config show, ...)
 # Started as root it remaps the hermes user to HERMES_UID/HERMES_GID, fixes the
 # volume's ownership only when it differs, and drops to that user; started non-root
-# (`--user`, compose `user:`) it runs as it is.
+# (`--user`, compose `user:`) it runs as it is, in a volume that user must own.
 set -eu
 
 root="${HOME:-/home/hermes}/.hermes"
@@ -60,16 +60,31 @@ if [ "$(id -u)" = 0 ]; then
     echo "error: HERMES_UID=0: the runtime does not run as root" >&2; exit 2
   fi
   mkdir -p -m 0700 "$root"
-  if [ "$(stat -c %u:%g "$root")" != "$uid:$gid" ]; then
+  # Docker gives an empty volume the image's owner again at every mount: a volume handed
+  # to another uid must not stay empty.
+  [ -e "$root/logs" ] || install -d -o "$uid" -g "$gid" -m 0700 "$root/logs"
+  # Anything in the volume the service user does not own (all of it after a remap; a
+  # file `docker exec -u 0 ... /opt/hermes/bin/hermes` wrote as root) is given back.
+  if [ -n "$(find "$root" \( ! -user "$uid" -o ! -group "$gid" \) -print -quit)" ]; then
     echo "hermes: giving $root to $uid:$gid" >&2
     chown -R "$uid:$gid" "$root"
   fi
   if [ "$(stat -c %u "$HOME")" != "$uid" ] && [ -w "$HOME" ]; then
     chown "$uid:$gid" "$HOME" 2>/dev/null || true
   fi
-  drop="setpriv --reuid=$uid --regid=$gid --clear-groups --no-new-privs --"
-  ensure_profile $drop hermes
-  exec $drop hermes "$@"
+  # `hermes` (containers/hermes.sh) drops to that user, as it does for `docker exec`.
+  export HERMES_UID="$uid" HERMES_GID="$gid"
+  ensure_profile hermes
+  exec hermes "$@"
+fi
+
+mkdir -p "$root" 2>/dev/null || true
+if [ ! -w "$root" ]; then
+  echo "error: $root: not writable by uid $(id -u) (--user); it belongs to" \
+    "$(stat -c %u:%g "$root") — mount a volume or directory that uid owns, or give it" \
+    "that uid once: docker run --rm -v VOLUME:$root -e HERMES_UID=$(id -u)" \
+    "-e HERMES_GID=$(id -g) IMAGE --version" >&2
+  exit 2
 fi
 
 if [ -n "${HERMES_UID:-}" ] && [ "$HERMES_UID" != "$(id -u)" ]; then

@@ -36,14 +36,29 @@ def snapshot(dest: Path) -> Path:
     return dest
 
 
-def build_image(tag: str, base: str, source: Path, *, no_cache: bool = False) -> str:
-    """Build ``source`` with the project's own script; its last line names size and time."""
-    argv = [str(source / "containers" / "build.sh"), "-t", tag, "--base", base]
+def build_image(tag: str, base: str, source: Path, *, no_cache: bool = False,
+                script: str = "containers/build.sh") -> subprocess.CompletedProcess[str]:
+    """Build ``source`` with the project's own script (stderr: BuildKit's plain progress;
+    the last line of stdout names size and time)."""
+    argv = [str(source / script), "-t", tag, "--base", base]
     done = subprocess.run(argv + (["--no-cache"] if no_cache else []), capture_output=True,
                           text=True, timeout=1800, check=False, cwd=source)
     if done.returncode != 0:
         raise AssertionError(f"image build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    return done.stdout.strip().splitlines()[-1]
+    return done
+
+
+def cached_steps(build: subprocess.CompletedProcess[str]) -> list[str]:
+    """The steps BuildKit answered from its cache instead of running them (a base image,
+    ``FROM``, is an input and always "cached")."""
+    titles: dict[str, str] = {}
+    cached = []
+    for step, _, rest in (line.partition(" ") for line in build.stderr.splitlines()):
+        if rest.startswith("[") and step not in titles:
+            titles[step] = rest
+        elif rest == "CACHED" and " FROM " not in titles.get(step, ""):
+            cached.append(titles.get(step, step))
+    return cached
 
 
 def run(image: str, *args: str, options: Sequence[str] = (), check: bool = True,
