@@ -82,12 +82,21 @@ def remove_built_images(built: list[str]) -> None:
     BuildKit's cache is left alone: it is shared with the user's own builds."""
     if in_ci():
         return
+    from conftest import wait_until
+
     for tag in reversed(built):
-        # A container of the image (one a failed test left) would keep it, untagged.
-        users = _docker("ps", "-aq", "--filter", f"ancestor={tag}").stdout.split()
+        image_id = _docker("image", "inspect", "-f", "{{.Id}}", tag).stdout.strip()
+        if not image_id:
+            continue
+        # A container of the image (one a failed test left, or a `--rm` one docker is
+        # still removing) would keep it, untagged.
+        users = _docker("ps", "-aq", "--filter", f"ancestor={image_id}").stdout.split()
         if users:
             _docker("rm", "-f", *users)
         _docker("rmi", "-f", tag)
+        wait_until(lambda i=image_id: _docker("rmi", i).returncode == 0 or
+                   _docker("image", "inspect", i).returncode != 0, 60, f"removing {tag}",
+                   interval=0.5)
 
 
 def _docker(*args: str) -> subprocess.CompletedProcess[str]:
