@@ -81,8 +81,11 @@ def names() -> Iterator[list[str]]:
     created: list[str] = []
     yield created
     for name in created:
-        docker("rm", "-f", name, check=False)
-        docker("volume", "rm", "-f", name, check=False)
+        docker("rm", "-f", "-v", name, check=False)  # -v: its anonymous volumes too
+    for name in created:
+        # a `run --rm` container docker is still removing holds its volume a moment longer
+        wait_until(lambda n=name: docker("volume", "rm", "-f", n, check=False).returncode == 0,
+                   60, f"removing volume {name}", interval=0.5)
 
 
 def unique(prefix: str, names: list[str]) -> str:
