@@ -33,14 +33,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from cli_startup import DEFAULT_OURS, REPO
-from oneshot import Side as Command
-from oneshot import clean_env, run_once
+from cli_startup import DEFAULT_OURS, REPO, Command
+from cli_startup import measure as interleave
+from oneshot import clean_env, serve_until_signalled
 
 TARGET = 1.05
 REVIEW_MARK = "[Background review:"
@@ -50,7 +49,7 @@ ANSWER = "The notes are read."
 def serve_fake(notes: Path, delay: float) -> int:
     """The fake LLM process: print the port, serve until SIGTERM, print a JSON summary."""
     sys.path.insert(0, str(REPO))
-    from tests.fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
+    from tests.fakellm import RecordedRequest, Reply, ToolCall
     from tests.fakellm.handler import Handler
 
     Handler.disable_nagle_algorithm = True  # see bench/oneshot.py
@@ -67,12 +66,7 @@ def serve_fake(notes: Path, delay: float) -> int:
             return Reply(tool_calls=[ToolCall("read_file", {"path": str(notes)})], delay=delay)
         return Reply(text=ANSWER, delay=delay)
 
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    with FakeLLM(fallback=respond, strict=False) as llm:
-        print(llm.port, flush=True)
-        stop.wait()
+    llm = serve_until_signalled(respond)
     calls: dict[str, dict[str, int]] = {}
     for request in llm.requests:
         key = request.headers.get("authorization", "none").removeprefix("Bearer ")
@@ -82,7 +76,8 @@ def serve_fake(notes: Path, delay: float) -> int:
     return 0
 
 
-def side(exe: Path, root: Path, base_url: str, label: str, learning: str) -> Command:
+def side(exe: Path, root: Path, base_url: str, label: str, learning: str,
+         notes: Path) -> Command:
     env = clean_env(root)
     (root / ".hermes" / "config.yaml").write_text(
         "defaults:\n- override provider: custom\n"
@@ -90,17 +85,7 @@ def side(exe: Path, root: Path, base_url: str, label: str, learning: str) -> Com
         f"learning:\n{learning}")
     (root / ".hermes" / ".env").write_text(f"CUSTOM_API_KEY=sk-bench-{label}\n")
     (root / ".hermes" / ".env").chmod(0o600)
-    return Command(label, [str(exe), "-z"], env)
-
-
-def run(command: Command, notes: Path, cwd: Path, timed: bool) -> None:
-    command.runs += 1
-    ms, rss, stdout, stderr = run_once(command, [*command.argv, f"Read {notes}."], cwd)
-    if stdout.strip() != ANSWER or "learning:" in stderr:
-        sys.exit(f"[bench] ABORT: {command.label} printed {stdout.strip()!r}\n{stderr}")
-    if timed:
-        command.wall_ms.append(ms)
-        command.maxrss_kib.append(rss)
+    return Command(label, [str(exe), "-z", f"Read {notes}."], env)
 
 
 def review_latency(exe: Path, rounds: int, tmp: Path,
@@ -122,15 +107,9 @@ def measure(exe: Path, rounds: int, delay: float, tmp: Path) -> tuple[list[Comma
     try:
         base_url = f"http://127.0.0.1:{int(fake.stdout.readline())}/v1"
         sides = [side(exe, tmp / "on", base_url, "on",
-                      "  memory_nudge_turns: 1\n  skill_nudge_iterations: 1\n"),
-                 side(exe, tmp / "off", base_url, "off", "  enabled: false\n")]
-        print("[bench] warm-up ...", file=sys.stderr)
-        for command in sides:
-            run(command, notes, tmp / "work", timed=False)
-        for r in range(rounds):
-            print(f"[bench] round {r + 1}/{rounds}", file=sys.stderr)
-            for command in sides if r % 2 == 0 else sides[::-1]:
-                run(command, notes, tmp / "work", timed=True)
+                      "  memory_nudge_turns: 1\n  skill_nudge_iterations: 1\n", notes),
+                 side(exe, tmp / "off", base_url, "off", "  enabled: false\n", notes)]
+        interleave(sides[:1], sides[1:], rounds)
     finally:
         for command in sides:  # stopping waits for the reviews the servers still run
             subprocess.run([str(exe), "daemon", "stop"], env=command.env, check=False,
@@ -138,14 +117,14 @@ def measure(exe: Path, rounds: int, delay: float, tmp: Path) -> tuple[list[Comma
         fake.send_signal(signal.SIGTERM)
         output, _ = fake.communicate(timeout=60)
     summary = json.loads(output.strip().splitlines()[-1])
-    check(sides, summary["calls"], summary["problems"])
+    check(rounds + 1, summary["calls"], summary["problems"])
     return sides, summary
 
 
-def check(sides: list[Command], calls: dict[str, dict[str, int]], problems: list[str]) -> None:
-    on, off = sides
-    expected = {"sk-bench-on": {"chat": 2 * on.runs, "review": 3 * on.runs},
-                "sk-bench-off": {"chat": 2 * off.runs, "review": 0}}
+def check(runs: int, calls: dict[str, dict[str, int]], problems: list[str]) -> None:
+    """Each side ran ``runs`` one-shots (2 chat calls each); "on" reviewed every one."""
+    expected = {"sk-bench-on": {"chat": 2 * runs, "review": 3 * runs},
+                "sk-bench-off": {"chat": 2 * runs, "review": 0}}
     if calls != expected or problems:
         sys.exit(f"[bench] ABORT: fake LLM calls {calls}, expected {expected}; {problems}")
 

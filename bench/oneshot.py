@@ -61,7 +61,7 @@ WALL_TARGET, WARM_TARGET, CLIENT_RSS_MIB, LOOP_TARGET_MS = 0.8, 0.1, 30.0, 2.0
 def serve_fake(notes: Path) -> int:
     """The fake LLM process: print the port, serve until SIGTERM, print a JSON summary."""
     sys.path.insert(0, str(REPO))
-    from tests.fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
+    from tests.fakellm import RecordedRequest, Reply, ToolCall
     from tests.fakellm.handler import Handler
 
     # The fake writes headers and body in separate sends. With Nagle's algorithm each
@@ -74,12 +74,7 @@ def serve_fake(notes: Path) -> int:
         seen = any(TOKEN in str(result.content) for result in request.tool_results)
         return Reply(text=ANSWER if seen else "bench: the tool result lacks the token")
 
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    with FakeLLM(fallback=respond, strict=False) as llm:
-        print(llm.port, flush=True)
-        stop.wait()
+    llm = serve_until_signalled(respond)
     chats: dict[str, int] = {}
     probes: dict[str, int] = {}  # requests to paths the fake does not serve, by API key
     for request in llm.requests:
@@ -93,6 +88,20 @@ def serve_fake(notes: Path) -> int:
     problems = [p for p in llm.problems if "no route for" not in p]
     print(json.dumps({"chats": chats, "probes": probes, "problems": problems}), flush=True)
     return 0
+
+
+def serve_until_signalled(respond: Any) -> Any:
+    """A fake LLM answering with ``respond``: print its port, serve until SIGTERM or
+    SIGINT; the stopped server (its ``requests`` and ``problems``)."""
+    from tests.fakellm import FakeLLM
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with FakeLLM(fallback=respond, strict=False) as llm:
+        print(llm.port, flush=True)
+        stop.wait()
+    return llm
 
 
 @dataclass
