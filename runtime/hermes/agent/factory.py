@@ -69,6 +69,9 @@ class Interaction:
     stream: bool = True
     events: AgentEvents | None = None
     source: str = "cli"
+    toolsets: tuple[str, ...] | None = None
+    """Only these toolsets (within the profile's) for the session's turns, e.g. a webhook
+    route's; None: all the profile's."""
 
 
 class AgentFactory:
@@ -83,7 +86,7 @@ class AgentFactory:
         client's system message) are layered under the agent's own system prompt."""
         d = self.deps
         session_id = session_id or uuid.uuid4().hex
-        prompt = self.system_prompt(session_id, how.source)
+        prompt = self.system_prompt(session_id, how.source, self.tools(how))
         if instructions:
             prompt += f"\n\n## Instructions from the client application\n\n{instructions}"
         d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
@@ -94,14 +97,21 @@ class AgentFactory:
             d.sessions.add_messages(session_id, history)
         return self._agent(session_id, [{"role": "system", "content": prompt}, *history], how)
 
-    def system_prompt(self, session_id: str, platform: str) -> str:
+    def tools(self, how: Interaction) -> ToolRegistry:
+        """The tools a session gets: the profile's, restricted by ``how.toolsets``."""
+        tools = self.deps.tools
+        return tools if how.toolsets is None else tools.restricted(how.toolsets)
+
+    def system_prompt(self, session_id: str, platform: str,
+                      tools: ToolRegistry | None = None) -> str:
         """A new session's system prompt, built once and stored with the session."""
         d = self.deps
+        tools = tools or d.tools
         environment_cwd = getattr(d.environment, "cwd", None)
         return build_system_prompt(PromptInputs(
-            home=d.home, memory=d.memory, **skills_inputs(d.skills, d.tools),
+            home=d.home, memory=d.memory, **skills_inputs(d.skills, tools),
             cwd=working_directory(d.environment.kind, environment_cwd), session_id=session_id,
-            has_tools=bool(d.tools.names()), personality=d.settings.personality,
+            has_tools=bool(tools.names()), personality=d.settings.personality,
             platform=platform))
 
     def resume(self, session_id: str, how: Interaction) -> Agent:
@@ -124,6 +134,7 @@ class AgentFactory:
 
     def _agent(self, session_id: str, messages: list[dict[str, Any]], how: Interaction) -> Agent:
         d = self.deps
+        tools = self.tools(how)
         judge = ModelJudge(d.judge, d.approvals.judge_timeout) \
             if d.approvals.mode == "smart" and d.judge is not None else None
         ctx = ToolContext.for_session(
@@ -134,9 +145,9 @@ class AgentFactory:
             environment_files=d.environment_files)
         compression = d.settings.compression
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,
-                                fixed_tokens=estimate_json(d.tools.schemas())) \
+                                fixed_tokens=estimate_json(tools.schemas())) \
             if compression.enabled else None
-        return Agent(model=d.model, tools=d.tools, store=d.sessions, tool_context=ctx,
+        return Agent(model=d.model, tools=tools, store=d.sessions, tool_context=ctx,
                      session_id=session_id, messages=messages,
                      max_iterations=d.settings.max_iterations, hooks=d.hooks,
                      stream=how.stream, events=how.events, compressor=compressor,

@@ -144,7 +144,7 @@ def _validation_error(exc: ValidationError, sources: Sources) -> ConfigError:
         fix = (f"give it a value: {key}=VALUE" if where.startswith(("command line", "environment"))
                else f"set it with `hermes config set {key} VALUE`")
         return ConfigError(f"empty value{suffix} — {fix}", source=where, key=key)
-    if first["type"] == "unknown_name":
+    if first["type"] in ("unknown_name", "as_written"):  # a message that needs no "got ..."
         return ConfigError(f"{first['msg']}{suffix}", source=sources.who_set(key), key=key)
     hint = " — give a list: [a, b] (or a,b with `hermes config set`)" \
         if first["type"] == "list_type" else ""

@@ -10,9 +10,17 @@ gateway then all refuse its bad settings the same way.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticKnownError
 
 from hermes.config.sections import NonBlank, Section
@@ -51,6 +59,22 @@ class PlatformSettings(Section):
             raise ValidationError.from_exception_data(cls.__name__, unknown)
         return data
 
+    def targets(self) -> dict[str, str]:
+        """Delivery targets in these settings (``platform:chat_id``), by key: the platforms
+        they name must be enabled."""
+        return {}
+
+
+SECRET_MISSING = ("missing: every route needs one, by reference to the profile's .env, e.g. "
+                  "secret: ${secret:GITHUB_WEBHOOK_SECRET} and `hermes config set "
+                  "GITHUB_WEBHOOK_SECRET \"$(openssl rand -hex 32)\"`")
+
+
+def _route_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+        raise PydanticCustomError("route_name", "a route name is 1-64 letters, digits, _ or -")
+    return name
+
 
 class ApiServerSettings(PlatformSettings):
     """``kind: api_server``: the OpenAI-compatible HTTP API."""
@@ -68,7 +92,112 @@ class ApiServerSettings(PlatformSettings):
     """Seconds a request body may stall before the connection is cut (408)."""
 
 
-PLATFORM_SETTINGS: dict[str, type[PlatformSettings]] = {"api_server": ApiServerSettings}
+class MessagingSettings(PlatformSettings):
+    """What every chat platform (telegram, matrix, email, ...) shares. Who may talk to the
+    agent is the platform's ``allowed_users`` (beside ``settings``) plus paired users."""
+
+    pairing: bool = True
+    """Offer unknown senders in direct messages a pairing code for the owner to approve
+    (``hermes pairing approve PLATFORM CODE``); off: they are told no."""
+    send_rate: Annotated[Number, Field(gt=0)] = 1.0
+    """Replies sent per second at most; the platform's own rate limits (429 with
+    ``retry_after``) are honoured besides."""
+
+
+class TelegramSettings(MessagingSettings):
+    """``kind: telegram``: a Telegram bot (long polling); its token is the platform's
+    ``token``, by reference: ``${secret:TELEGRAM_BOT_TOKEN}``."""
+
+    base_url: NonBlank = "https://api.telegram.org"
+    """The Bot API server (a self-hosted ``telegram-bot-api``, or a test double)."""
+    poll_timeout: Annotated[Integer, Field(ge=1, le=120)] = 30
+    """Seconds one long poll for updates waits on the server."""
+    markdown: bool = True
+    """Send answers as MarkdownV2 (escaped; plain text when Telegram rejects the markup)."""
+
+
+class WebhookRoute(PlatformSettings):
+    """One ``POST /webhooks/<route>``: who may call it and what the agent is asked."""
+
+    secret: str = Field("", validate_default=True)
+    """The HMAC-SHA256 key, by reference: ``${secret:GITHUB_WEBHOOK_SECRET}`` (required)."""
+    signature: Literal["generic", "github"] = "generic"
+    """``generic``: ``X-Webhook-Signature: sha256=HMAC(secret, timestamp + "." + body)``
+    with ``X-Webhook-Timestamp`` (unix seconds) and an optional ``X-Webhook-Id``;
+    ``github``: GitHub's ``X-Hub-Signature-256`` over the body, ``X-GitHub-Delivery``."""
+    prompt: NonBlank
+    """What the agent is asked, filled from the JSON payload: ``{issue.title}``."""
+    toolsets: list[str] = Field(default_factory=list)
+    """The only toolsets its turns may use (within the profile's); empty: no tools."""
+    deliver: NonBlank = "response"
+    """``response``: the answer is the HTTP response (200); else a chat,
+    ``platform:chat_id[:thread]``: the request is answered 202 and the answer sent there."""
+
+    @field_validator("secret", mode="before")
+    @classmethod
+    def _secret(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise PydanticCustomError("as_written", SECRET_MISSING)
+        return value
+
+    @field_validator("toolsets")
+    @classmethod
+    def _toolsets(cls, value: list[str]) -> list[str]:
+        from hermes.config.toolset_names import toolset_error
+
+        if message := toolset_error(value):
+            raise PydanticCustomError("unknown_name", message)
+        return value
+
+    @field_validator("prompt")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        from hermes.gateway.webhook.template import TemplateError, parse_template
+
+        try:
+            parse_template(value)
+        except TemplateError as exc:
+            raise PydanticCustomError("template", str(exc)) from None
+        return value
+
+    @field_validator("deliver")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        from hermes.gateway.delivery import TargetError, parse_target
+
+        if value != "response":
+            try:
+                parse_target(value)
+            except TargetError as exc:
+                raise PydanticCustomError("target", f"{exc}; or response") from None
+        return value
+
+
+class WebhookSettings(PlatformSettings):
+    """``kind: webhook``: ``POST /webhooks/<route>`` on the gateway's HTTP server (the API
+    server's listener when host and port are the same)."""
+
+    host: NonBlank = "127.0.0.1"
+    """Address to listen on."""
+    port: Annotated[Integer, Field(ge=0, le=65535)] = 8642
+    """TCP port (0: any free port, shown by ``hermes gateway status``)."""
+    max_body_bytes: Annotated[Integer, Field(ge=1)] = 1024 * 1024
+    """Largest delivery, counted as it arrives; past it 413."""
+    read_timeout: Annotated[Number, Field(gt=0)] = 30.0
+    """Seconds a delivery's body may stall before the connection is cut (408)."""
+    replay_window: Annotated[Number, Field(gt=0)] = 300.0
+    """Seconds a signed timestamp is accepted, and a delivery id remembered as seen."""
+    routes: dict[Annotated[str, AfterValidator(_route_name)], WebhookRoute] = Field(
+        default_factory=dict)
+    """The routes, by name (the last part of the URL)."""
+
+    def targets(self) -> dict[str, str]:
+        return {f"routes.{name}.deliver": route.deliver for name, route in self.routes.items()
+                if route.deliver != "response"}
+
+
+PLATFORM_SETTINGS: dict[str, type[PlatformSettings]] = {
+    "api_server": ApiServerSettings, "webhook": WebhookSettings, "telegram": TelegramSettings}
 """The schema of ``settings`` for each platform kind."""
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     Field,
     SerializeAsAny,
     ValidationInfo,
@@ -26,6 +27,7 @@ from hermes.config.learning_schema import CuratorConfig, LearningConfig
 from hermes.config.platform_schema import PlatformSettings, check_kind, typed_settings
 from hermes.config.sections import NonBlank, Section
 from hermes.config.toolset_names import tool_error, toolset_error
+from hermes.errors import did_you_mean, one_of
 
 __all__ = ["GROUPS", "HermesConfig", "NonBlank", "Section"]
 
@@ -252,13 +254,25 @@ class EnvironmentConfig(Section):
     """Settings used when ``kind`` is ``local``."""
 
 
+
+def _user_ids(value: Any) -> Any:
+    """User ids as strings: YAML reads Telegram's numeric ids as numbers."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, list):
+        return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+    return value
+
+
 class PlatformConfig(Section):
     kind: Annotated[NonBlank, AfterValidator(check_kind)]
     """Adapter name: one of ``hermes.config.platform_schema.PLATFORM_SETTINGS`` (api_server)."""
     token: str | None = None
     """Credential, by reference: ``${secret:TELEGRAM_BOT_TOKEN}``."""
-    allowed_users: list[str] = Field(default_factory=list)
-    """Users allowed to talk to the agent; empty means nobody."""
+    allowed_users: Annotated[list[str], BeforeValidator(_user_ids)] = Field(
+        default_factory=list)
+    """Users allowed to talk to the agent (ids as the platform gives them; ``a,b`` is a
+    list); empty means nobody but users paired with ``hermes pairing approve``."""
     settings: SerializeAsAny[PlatformSettings] = Field(default_factory=dict,
                                                        validate_default=True)
     """Adapter-specific settings, typed by ``kind`` (``hermes.config.platform_schema``)."""
@@ -274,6 +288,18 @@ class PlatformsConfig(Section):
     """The option's name (the YAML file under ``conf/platforms/``)."""
     enabled: dict[str, PlatformConfig] = Field(default_factory=dict)
     """Messaging platforms the gateway connects, by name."""
+
+    @model_validator(mode="after")
+    def _targets_are_enabled(self) -> PlatformsConfig:
+        for name, platform in self.enabled.items():
+            for key, target in platform.settings.targets().items():
+                chosen = target.partition(":")[0]
+                if chosen not in self.enabled:
+                    raise ValueError(
+                        f"enabled.{name}.settings.{key}: {target!r} names platform "
+                        f"{chosen!r}, which is not enabled{did_you_mean(chosen, self.enabled)}"
+                        f" (enabled: {one_of(self.enabled)})")
+        return self
 
 
 class CompressionConfig(Section):
@@ -338,6 +364,9 @@ class ApprovalsConfig(Section):
     main model."""
     judge_timeout: float = Field(30.0, gt=0)
     """Seconds the judge may take; past them the command is treated as ``manual``."""
+    chat_timeout: float = Field(300.0, gt=0)
+    """Seconds a command flagged in a messaging chat waits for ``/approve`` or ``/deny``
+    from an allowed user; unanswered it is refused."""
 
     @model_validator(mode="before")
     @classmethod

@@ -15,7 +15,9 @@ from hermes.config.schema import PlatformsConfig
 from hermes.errors import HermesError
 from hermes.gateway.base import PlatformAdapter, PlatformState
 
-ADAPTERS = {"api_server": "hermes.gateway.api_server.platform:ApiServerPlatform"}
+ADAPTERS = {"api_server": "hermes.gateway.api_server.platform:ApiServerPlatform",
+            "webhook": "hermes.gateway.webhook.platform:WebhookPlatform",
+            "telegram": "hermes.gateway.telegram.platform:TelegramPlatform"}
 """The adapter class of each platform kind, imported only by the gateway that runs it."""
 
 

@@ -5,11 +5,16 @@ runs next, in order. Slash commands work from any platform: ``/new`` and
 ``/reset`` start a fresh session, ``/model`` shows the model, ``/usage`` the
 session's tokens and cost, ``/stop`` interrupts the running turn, ``/help``; any
 other ``/<name> [request]`` that names a skill runs as a turn carrying the skill.
+
+A dangerous command asks in the chat (``hermes.gateway.messaging.approvals``):
+``/approve`` and ``/deny`` answer it at once, even while the turn runs. The chat is
+shown a typing indicator while a turn runs (where the platform has one).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import deque
 from dataclasses import replace
@@ -18,20 +23,27 @@ from typing import Any
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import Agent
 from hermes.fsutil import atomic_write
-from hermes.gateway.base import MessageEvent, MessageSource, PlatformAdapter
+from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.messaging.approvals import ChatApprovals
 from hermes.gateway.service import ProfileService
 
 HELP = ("/new or /reset — start a new conversation\n/model — the model answering\n"
         "/usage — tokens and cost of this conversation\n/stop — interrupt the running "
-        "turn\n/<skill> [request] — load a skill into the turn\n/help — this list")
-COMMANDS = frozenset({"new", "reset", "model", "usage", "stop", "help"})
+        "turn\n/approve [session|always] or /deny — answer the agent's request to run a "
+        "command\n/<skill> [request] — load a skill into the turn\n/help — this list")
+COMMANDS = frozenset({"new", "reset", "model", "usage", "stop", "help", "approve", "deny"})
+TYPING_EVERY = 4.0
+"""Seconds between typing indicators during a turn (Telegram's lasts 5 s)."""
 SESSIONS_FILE = "gateway_sessions.json"
 
 
 class SessionRouter:
     def __init__(self, service: ProfileService):
         self.service = service
-        self.adapters: dict[str, PlatformAdapter] = {}
+        self.adapters = service.deliveries.adapters
+        """The running adapters by platform name (shared with webhook and cron delivery)."""
+        self.approvals = ChatApprovals(self._reply, service.runtime.settings.approvals
+                                       .chat_timeout, service.log)
         self._path = service.home.path / SESSIONS_FILE
         self._sessions: dict[str, str] = _load(self._path)
         self._queues: dict[str, deque[MessageEvent]] = {}
@@ -67,13 +79,16 @@ class SessionRouter:
 
     async def _work(self, key: str) -> None:
         queue = self._queues[key]
+        loop = asyncio.get_running_loop()
         while queue:
             event = queue.popleft()
-            agent = await asyncio.to_thread(self._agent, key, event.source)
+            agent = await asyncio.to_thread(self._agent, key, event.source, loop)
             self._running[key] = agent
+            typing = asyncio.create_task(self._typing(event.source))
             try:
                 result = await asyncio.to_thread(self.service.run, agent, event.text)
             finally:
+                typing.cancel()
                 del self._running[key]
                 agent.close()
             answer = result.text or (f"(error: {result.error})" if result.error else
@@ -81,8 +96,10 @@ class SessionRouter:
                                      else "")
             await self._reply(event.source, answer)
 
-    def _agent(self, key: str, source: MessageSource) -> Agent:
-        how = Interaction(source=source.platform, stream=False)
+    def _agent(self, key: str, source: MessageSource, loop: asyncio.AbstractEventLoop
+               ) -> Agent:
+        how = Interaction(source=source.platform, stream=False, interactive=True,
+                          approve=self.approvals.callback(source, loop))
         agent = self.service.open(how, self._sessions.get(key))
         if self._sessions.get(key) != agent.session_id:
             self._sessions[key] = agent.session_id
@@ -108,6 +125,8 @@ class SessionRouter:
             return "stopping the running turn"
         if name == "help":
             return HELP
+        if name in ("approve", "deny"):
+            return self.approvals.answer(source, text)
         return f"unknown command /{name}; /help lists them"
 
     def _usage(self, key: str) -> str:
@@ -118,6 +137,13 @@ class SessionRouter:
         cost = "unknown" if session.cost_usd is None else f"${session.cost_usd:.4f}"
         return (f"tokens: {session.input_tokens} in, {session.output_tokens} out, "
                 f"{session.cache_read_tokens} cached; cost {cost}")
+
+    async def _typing(self, source: MessageSource) -> None:
+        adapter = self.adapters.get(source.platform)
+        while adapter is not None:
+            with contextlib.suppress(Exception):  # a missed indicator is harmless
+                await adapter.typing(source)
+            await asyncio.sleep(TYPING_EVERY)
 
     async def _reply(self, source: MessageSource, text: str) -> None:
         adapter = self.adapters.get(source.platform)

@@ -25,6 +25,7 @@ from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.platform import Listeners
 from hermes.gateway.base import PlatformAdapter, PlatformState
 from hermes.gateway.logs import close_logger, gateway_logger
+from hermes.gateway.messaging.gate import gate_for
 from hermes.gateway.pidfile import GatewayLock, write_status
 from hermes.gateway.platforms import build_adapters
 from hermes.gateway.router import SessionRouter
@@ -152,8 +153,10 @@ class Gateway:
         settings = profile.service.runtime.settings.platforms
         for name, adapter in build_adapters(settings, profile.service, self.listeners,
                                             profile.failed):
+            gate = gate_for(name, settings.enabled[name], profile.home, adapter.send,
+                            profile.service.log)  # allowlist and pairing before the router
             try:
-                await adapter.start(profile.router.handle)
+                await adapter.start(gate.guard(profile.router.handle))
             except Exception as exc:  # noqa: BLE001 - one platform's failure is reported
                 profile.failed[name] = PlatformState("failed", str(exc))
                 profile.service.log.error("platform failed", extra={"fields": {
@@ -208,6 +211,8 @@ class Gateway:
             await asyncio.gather(*(p.router.drain() for p in self.profiles))
         finally:
             timer.cancel()
+        await asyncio.gather(*(adapter.close() for p in self.profiles
+                               for adapter in p.adapters), return_exceptions=True)
         for profile in self.profiles:
             await asyncio.to_thread(_finish_reviews, profile.service.runtime,
                                     max(deadline - time.monotonic(), 0.0))

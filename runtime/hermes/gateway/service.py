@@ -15,6 +15,7 @@ from typing import Any
 
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
+from hermes.gateway.delivery import Deliveries
 from hermes.home import Home
 from hermes.sessions.errors import SessionNotFound
 from hermes.skills.commands import SkillTurn, skill_turn
@@ -38,6 +39,8 @@ class ProfileService:
         self.factory: AgentFactory = runtime.container.agent_factory()
         self.max_concurrency = max_concurrency
         self.draining = False
+        self.deliveries = Deliveries()
+        """The profile's running adapters: where answers to other chats are sent."""
         self._reserved = 0
         self._running: set[Agent] = set()
         self._lock = threading.Lock()

@@ -13,7 +13,7 @@ import difflib
 import os
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes.errors import ToolError
@@ -37,6 +37,9 @@ class ToolRegistry:
     disabled_tools: frozenset[str] = frozenset()
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     """Where ``requires_env`` looks for variables."""
+    only: frozenset[str] | None = None
+    """When set, only tools of these toolsets (with their includes) are visible, besides
+    the configured ones' filter: a restriction, never a widening."""
     _specs: dict[str, ToolSpec] = field(default_factory=dict)
     _toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
 
@@ -55,8 +58,16 @@ class ToolRegistry:
         self._toolsets[toolset.name] = toolset
 
     def active_toolsets(self) -> set[str]:
-        """Enabled toolsets with their includes; raises ``ToolsetError`` on a cycle."""
-        return expand_toolsets(sorted(self.enabled_toolsets), self._toolsets)
+        """Enabled toolsets with their includes (within ``only``); raises ``ToolsetError``
+        on a cycle."""
+        active = expand_toolsets(sorted(self.enabled_toolsets), self._toolsets)
+        if self.only is not None:
+            active &= expand_toolsets(sorted(self.only), self._toolsets)
+        return active
+
+    def restricted(self, toolsets: Iterable[str]) -> ToolRegistry:
+        """The same tools, only those of ``toolsets`` visible (shares the declarations)."""
+        return replace(self, only=frozenset(toolsets))
 
     def unknown_toolsets(self) -> list[str]:
         """Enabled names that no toolset declaration or tool provides (for diagnostics)."""

@@ -36,6 +36,8 @@ class BodyLimits:
 
     max_bytes: int
     read_timeout: float
+    setting: str = "settings.max_body_bytes of the api_server platform"
+    """The config key of ``max_bytes``, named when a body is refused."""
 
     def tighten(self, max_bytes: int, read_timeout: float) -> None:
         self.max_bytes = min(self.max_bytes, max_bytes)
@@ -101,7 +103,7 @@ def _declared_length(scope: Scope) -> int:
 
 def _too_large(limits: BodyLimits) -> WireError:
     return WireError(413, f"the request body is over the limit of {limits.max_bytes} bytes "
-                          "(settings.max_body_bytes of the api_server platform)",
+                          f"({limits.setting})",
                      code="request_too_large")
 
 

@@ -1,7 +1,9 @@
 """The ``api_server`` platform: an OpenAI-compatible HTTP API (FastAPI on uvicorn).
 
 Profiles of one gateway whose API servers name the same host and port share one
-listener; the request's ``model`` picks the profile. Bound beyond loopback, a
+listener; the request's ``model`` picks the profile. Other platforms mount their
+paths on the same listeners (``Listener.mounts``: the webhook platform's
+``/webhooks/``). Bound beyond loopback, a
 profile must have a real key (``API_SERVER_KEY`` in its ``.env``, 16 characters
 or more, no placeholder); a key that is set is always checked.
 """
@@ -20,7 +22,7 @@ from hermes.config.platform_schema import ApiServerSettings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.app import Served, create_app
-from hermes.gateway.api_server.body import BodyLimits
+from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send
 from hermes.gateway.api_server.responses import ResponseStore
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
 from hermes.gateway.service import ProfileService
@@ -52,10 +54,8 @@ class ApiServerPlatform(PlatformAdapter):
         try:
             address = await self.listeners.add(self.settings, self.service.name, served)
         except OSError as exc:
-            raise UserError(f"cannot listen on {self.settings.host}:{self.settings.port}: "
-                            f"{exc.strerror} — stop what uses it, or pick another port: "
-                            f"`hermes -p {self.service.name} config set "
-                            f"platforms.enabled.{self.name}.settings.port PORT`") from exc
+            raise cannot_listen(exc, self.settings.host, self.settings.port,
+                                self.service.name, self.name) from exc
         self.status = PlatformState("running", f"http://{address}/v1")
 
     async def stop(self) -> None:
@@ -71,7 +71,7 @@ class Listeners:
     """The gateway's HTTP listeners, one per address, each serving its profiles."""
 
     def __init__(self) -> None:
-        self._listeners: dict[tuple[str, int], _Listener] = {}
+        self._listeners: dict[tuple[str, int], Listener] = {}
         self.ready = False
         """False until every profile's platforms have started: /health answers 503 and
         requests are refused with 503 meanwhile."""
@@ -79,16 +79,26 @@ class Listeners:
     async def add(self, settings: ApiServerSettings, profile: str, served: Served) -> str:
         """Serve ``profile`` on the listener of its address (started on first use); profiles
         sharing a listener share the strictest of their body limits."""
-        address = (settings.host, settings.port)
-        listener = self._listeners.get(address)
-        if listener is None:
-            limits = BodyLimits(settings.max_body_bytes, settings.read_timeout)
-            listener = _Listener(*address, lambda: self.ready, limits, served.service.log)
-            await listener.start()
-            self._listeners[address] = listener
-        listener.limits.tighten(settings.max_body_bytes, settings.read_timeout)
+        limits = BodyLimits(settings.max_body_bytes, settings.read_timeout)
+        listener = await self.listener(settings.host, settings.port, limits, served.service.log)
+        if listener.served:
+            listener.limits.tighten(settings.max_body_bytes, settings.read_timeout)
+        else:  # the first API profile here (another platform may have started it)
+            listener.limits.max_bytes, listener.limits.read_timeout = \
+                settings.max_body_bytes, settings.read_timeout
         listener.served[profile] = served
         return listener.address
+
+    async def listener(self, host: str, port: int, limits: BodyLimits, log: logging.Logger
+                       ) -> Listener:
+        """The listener of ``host:port``, started on first use (``limits`` apply to its API
+        paths until an API profile brings its own)."""
+        listener = self._listeners.get((host, port))
+        if listener is None:
+            listener = Listener(host, port, lambda: self.ready, limits, log)
+            await listener.start()
+            self._listeners[(host, port)] = listener
+        return listener
 
     async def stop(self, host: str, port: int) -> None:
         listener = self._listeners.get((host, port))
@@ -101,7 +111,10 @@ class Listeners:
             listener.force()
 
 
-class _Listener:
+class Listener:
+    """One HTTP server (uvicorn) on one address: the API of the profiles in ``served``,
+    and the apps in ``mounts`` by path prefix."""
+
     def __init__(self, host: str, port: int, ready: Callable[[], bool], limits: BodyLimits,
                  log: logging.Logger):
         self.host, self.port = host, port
@@ -109,6 +122,8 @@ class _Listener:
         self.limits = limits
         self.log = log
         self.served: dict[str, Served] = {}
+        self.mounts: dict[str, App] = {}
+        """ASGI apps by path prefix (``/webhooks/``), asked before the API."""
         self.address = f"{host}:{port}"
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -118,7 +133,8 @@ class _Listener:
 
         sock = _bind(self.host, self.port)
         self.address = _format_address(sock.getsockname())
-        app = create_app(self.served, self.ready, self.limits, self.log)
+        app = _with_mounts(create_app(self.served, self.ready, self.limits, self.log),
+                           self.mounts)
         config = uvicorn.Config(app, log_config=None,
                                 log_level="warning", access_log=False, lifespan="off",
                                 server_header=False, timeout_keep_alive=30)
@@ -142,6 +158,25 @@ class _Listener:
     def force(self) -> None:
         if self._server is not None:
             self._server.force_exit = True
+
+
+def cannot_listen(exc: OSError, host: str, port: int, profile: str, platform: str
+                  ) -> UserError:
+    """The error for an address that cannot be bound, with the setting to change."""
+    return UserError(f"cannot listen on {host}:{port}: {exc.strerror} — stop what uses it, or "
+                     f"pick another port: `hermes -p {profile} config set "
+                     f"platforms.enabled.{platform}.settings.port PORT`")
+
+
+def _with_mounts(app: App, mounts: dict[str, App]) -> App:
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        for prefix, mounted in mounts.items():
+            if path.startswith(prefix):
+                return await mounted(scope, receive, send)
+        return await app(scope, receive, send)
+
+    return dispatch
 
 
 def _quiet_server(config: Any) -> Any:

@@ -1,0 +1,113 @@
+"""``MessagingAdapter``: the base class of chat platforms.
+
+A subclass writes four methods: ``connect`` (make the connection; raise
+``AccessDenied`` for bad credentials), ``listen`` (hand each message to
+``self.on_message`` until the connection is lost), ``deliver`` (send one part of a
+reply; raise ``RetryAfter``, ``Disconnected`` or ``Rejected`` as they apply) and
+optionally ``typing`` and ``disconnect``. The base gives it the rest: replies split
+at ``max_chars`` and queued in an ``Outbox``, a ``Connection`` that reconnects with
+backoff, and the status ``hermes gateway status`` shows. The gateway puts the
+platform's ``Gate`` (allowlist and pairing) in front of ``on_message``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from abc import abstractmethod
+from typing import Any
+
+from hermes.config.platform_schema import MessagingSettings
+from hermes.config.schema import PlatformConfig
+from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
+from hermes.gateway.messaging.connection import Connection
+from hermes.gateway.messaging.outbox import Backoff, Outbox
+from hermes.gateway.messaging.text import split_text
+
+CLOSE_WAIT = 10.0
+"""Seconds ``close`` waits for queued replies to leave."""
+
+
+class MessagingAdapter(PlatformAdapter):
+    """One chat platform of one profile."""
+
+    max_chars = 4096
+    """Longest message the platform takes; longer replies are split."""
+    backoff = Backoff()
+    """Between reconnection attempts and failed sends."""
+
+    def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
+        self.name = name
+        self.config = config
+        self.service = service
+        self.log = service.log
+        self.status = PlatformState()
+        settings = config.settings
+        assert isinstance(settings, MessagingSettings)  # the schema types it by ``kind``
+        self.outbox = Outbox(name, self.deliver, self.log, per_second=settings.send_rate,
+                             backoff=self.backoff)
+        self.connection = Connection(name, self.connect, self.listen, self.outbox,
+                                     self.status, self.log, self.backoff)
+        self.on_message: MessageHandler | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self, on_message: MessageHandler) -> None:
+        """Connect (a failure here reports the platform failed), then listen and send."""
+        self.on_message = on_message
+        await self.connect()
+        self.status.state = "running"
+        self.outbox.connected.set()
+        self._tasks = [asyncio.create_task(self.connection.run()),
+                       asyncio.create_task(self.outbox.run())]
+
+    async def stop(self) -> None:
+        """Stop listening; replies still queued or to come are sent by ``close``."""
+        self.status.state = "stopping"
+        await _cancel(self._tasks[:1])
+
+    async def close(self) -> None:
+        left = await self.outbox.drain(CLOSE_WAIT) if self.outbox.connected.is_set() else \
+            self.outbox.pending
+        if left:
+            self.log.warning("replies not delivered at shutdown", extra={"fields": {
+                "platform": self.name, "replies": left}})
+        await _cancel(self._tasks)
+        await self.disconnect()
+        self.status.state = "stopped"
+
+    async def send(self, source: MessageSource, text: str) -> None:
+        """Queue ``text`` (split to fit) for ``source``'s chat; returns at once."""
+        for part in self.split(text):
+            self.outbox.put(source, part)
+
+    def split(self, text: str) -> list[str]:
+        return split_text(text, self.max_chars)
+
+    @abstractmethod
+    async def connect(self) -> None:
+        """Make the connection; ``AccessDenied`` when the platform refuses us for good."""
+
+    @abstractmethod
+    async def listen(self) -> None:
+        """Hand messages to ``self.on_message`` until the connection is lost (return or
+        raise then); cancelled to stop."""
+
+    @abstractmethod
+    async def deliver(self, source: MessageSource, text: str) -> None:
+        """Send one part; raise ``RetryAfter``, ``Disconnected`` or ``Rejected``."""
+
+    async def disconnect(self) -> None:
+        """Let go of the connection (close clients, sessions)."""
+
+    async def dispatch(self, event: Any) -> None:
+        """Hand one ``MessageEvent`` to the gateway (a listener calls this)."""
+        assert self.on_message is not None, "start() sets the handler"
+        await self.on_message(event)
+
+
+async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

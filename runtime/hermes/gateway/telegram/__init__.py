@@ -1,0 +1,1 @@
+"""The ``telegram`` platform: a bot over the Bot API with long polling (``platform``)."""

@@ -1,0 +1,62 @@
+"""Markdown as models write it, turned into Telegram's MarkdownV2.
+
+MarkdownV2 reserves ``_*[]()~`>#+-=|{}.!`` (and ``\\``): each must be escaped outside
+entities, or Telegram refuses the message. Code keeps its text (only ``\\`` and `````
+are escaped there), links escape ``)`` and ``\\`` in the URL. What is understood:
+fenced and inline code, links, ``**bold**``/``__bold__``, ``*italic*``/``_italic_``,
+``~~strike~~`` and ``#`` headings (bold); everything else is literal text.
+"""
+
+from __future__ import annotations
+
+import re
+
+RESERVED = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
+_TOKEN = re.compile(
+    r"(?P<fence>```(?P<lang>[\w+#.-]*)\n?(?P<code>.*?)```)"
+    r"|(?P<inline>`(?P<icode>[^`\n]+)`)"
+    r"|(?P<link>\[(?P<ltext>[^\]\n]+)\]\((?P<url>[^)\s]+)\))"
+    r"|(?P<bold>\*\*(?P<btext>[^\n]+?)\*\*|(?<!\w)__(?P<b2text>[^\n]+?)__(?!\w))"
+    r"|(?P<strike>~~(?P<stext>[^\n]+?)~~)"
+    r"|(?P<italic>(?<![\w*])\*(?P<itext>[^*\s][^*\n]*?)\*(?![\w*])"
+    r"|(?<![\w_])_(?P<utext>[^_\s][^_\n]*?)_(?![\w_]))"
+    r"|(?P<heading>^[ \t]*\#{1,6}[ \t]+(?P<htext>[^\n]+?)[ \t]*$)",
+    re.DOTALL | re.MULTILINE)
+
+
+def escape(text: str) -> str:
+    """``text`` as literal MarkdownV2 text."""
+    return RESERVED.sub(r"\\\1", text)
+
+
+def to_markdown_v2(text: str) -> str:
+    """``text`` (Markdown) as MarkdownV2 that Telegram accepts."""
+    out: list[str] = []
+    position = 0
+    for match in _TOKEN.finditer(text):
+        out.append(escape(text[position:match.start()]))
+        out.append(_entity(match))
+        position = match.end()
+    out.append(escape(text[position:]))
+    return "".join(out)
+
+
+def _entity(match: re.Match[str]) -> str:
+    if match["fence"] is not None:
+        return f"```{match['lang']}\n{_code(match['code'])}```"
+    if match["inline"] is not None:
+        return f"`{_code(match['icode'])}`"
+    if match["link"] is not None:
+        url = match["url"].replace("\\", "\\\\").replace(")", "\\)")
+        return f"[{escape(match['ltext'])}]({url})"
+    if match["bold"] is not None:
+        return f"*{escape(match['btext'] or match['b2text'])}*"
+    if match["strike"] is not None:
+        return f"~{escape(match['stext'])}~"
+    if match["italic"] is not None:
+        return f"_{escape(match['itext'] or match['utext'])}_"
+    return f"*{escape(match['htext'])}*"
+
+
+def _code(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("`", "\\`")

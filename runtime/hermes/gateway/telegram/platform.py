@@ -1,0 +1,185 @@
+"""The ``telegram`` platform: a bot (python-telegram-bot's ``Bot``) polling for updates.
+
+Text in, text out. Replies are split at 4096 UTF-16 units (paragraphs, then lines)
+and sent as MarkdownV2 (``markdown``), again as plain text when Telegram rejects the
+markup. A chat sees "typing" while its turn runs. In groups the bot answers only
+messages that mention it (``@name``) or reply to it; the mention is taken out of the
+text. Forum topics are threads: replies go to the topic. Edits are not read. The
+token never appears in the status, the log or an error (Telegram puts it in URLs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import warnings
+from datetime import timedelta
+from typing import Any
+
+from hermes.config.platform_schema import TelegramSettings
+from hermes.config.schema import PlatformConfig
+from hermes.errors import ConfigError
+from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.messaging.adapter import MessagingAdapter
+from hermes.gateway.messaging.connection import AccessDenied
+from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
+from hermes.gateway.messaging.text import split_text, utf16_length
+from hermes.gateway.telegram.markdown import to_markdown_v2
+
+CHAT_TYPES = {"private": "direct", "group": "group", "supergroup": "group",
+              "channel": "channel"}
+MAX_CHARS = 4096
+
+
+class TelegramPlatform(MessagingAdapter):
+    """One bot of one profile."""
+
+    max_chars = MAX_CHARS
+
+    def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
+        super().__init__(name, config, service, listeners)
+        settings = config.settings
+        assert isinstance(settings, TelegramSettings)  # the schema types it by ``kind``
+        self.settings = settings
+        if not config.token:
+            raise ConfigError("no bot token — make a bot with @BotFather, then `hermes config "
+                              "set TELEGRAM_BOT_TOKEN <token>`", key=f"platforms.enabled.{name}"
+                              ".token")
+        self.token = config.token
+        self.base_url = settings.base_url.rstrip("/")
+        self._bot: Any = None
+        self._offset: int | None = None
+
+    def split(self, text: str) -> list[str]:
+        return split_text(text, MAX_CHARS, utf16_length)
+
+    async def connect(self) -> None:
+        from telegram import Bot
+        from telegram.error import InvalidToken, TelegramError
+        from telegram.request import HTTPXRequest
+
+        bot = Bot(self.token, base_url=f"{self.base_url}/bot",
+                  base_file_url=f"{self.base_url}/file/bot",
+                  request=HTTPXRequest(connection_pool_size=8),
+                  get_updates_request=HTTPXRequest(read_timeout=10.0))
+        try:
+            await bot.initialize()  # getMe
+        except TelegramError as exc:
+            await bot.shutdown()  # its HTTP clients
+            if isinstance(exc, InvalidToken):
+                raise AccessDenied(f"{self.base_url} rejected the bot token — set the right "
+                                   "one: `hermes config set TELEGRAM_BOT_TOKEN <token>`") from None
+            raise ConnectionError(self._scrub(exc)) from None
+        await self.disconnect()
+        self._bot = bot
+        self.status.detail = f"@{bot.username} via {self.base_url}"
+
+    async def listen(self) -> None:
+        from telegram.error import RetryAfter as TelegramRetryAfter
+        from telegram.error import TelegramError
+
+        while True:
+            try:
+                updates = await self._bot.get_updates(
+                    offset=self._offset, timeout=self.settings.poll_timeout,
+                    allowed_updates=["message"])
+            except TelegramRetryAfter as exc:
+                await asyncio.sleep(_seconds(exc))
+                continue
+            except TelegramError as exc:
+                raise ConnectionError(self._scrub(exc)) from None
+            for update in updates:
+                self._offset = update.update_id + 1
+                event = self._event(update.message)
+                if event is not None:
+                    await self.dispatch(event)
+
+    async def deliver(self, source: MessageSource, text: str) -> None:
+        from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
+        from telegram.error import RetryAfter as TelegramRetryAfter
+
+        try:
+            await self._send(source, text)
+        except TelegramRetryAfter as exc:
+            raise RetryAfter(_seconds(exc)) from None
+        except (BadRequest, Forbidden) as exc:  # BadRequest is a NetworkError: first
+            raise Rejected(self._scrub(exc)) from None
+        except NetworkError as exc:
+            raise Disconnected(self._scrub(exc)) from None
+        except TelegramError as exc:
+            raise Rejected(self._scrub(exc)) from None
+
+    async def typing(self, source: MessageSource) -> None:
+        if self._bot is not None and self.outbox.connected.is_set():
+            await self._bot.send_chat_action(action="typing", **_where(source))
+
+    async def disconnect(self) -> None:
+        bot, self._bot = self._bot, None
+        if bot is not None:
+            try:
+                await bot.shutdown()
+            except Exception as exc:  # noqa: BLE001 - closing a broken client is fine
+                self.log.info("telegram client closed with an error", extra={"fields": {
+                    "platform": self.name, "error": self._scrub(exc)}})
+
+    async def _send(self, source: MessageSource, text: str) -> None:
+        """MarkdownV2 first (when on); plain text when Telegram cannot parse the markup."""
+        from telegram.error import BadRequest
+
+        if self.settings.markdown:
+            try:
+                await self._bot.send_message(text=to_markdown_v2(text),
+                                             parse_mode="MarkdownV2", **_where(source))
+                return
+            except BadRequest as exc:
+                if "parse" not in str(exc).lower():
+                    raise
+                self.log.warning("markup rejected; sent as plain text", extra={"fields": {
+                    "platform": self.name, "chat": source.chat_id, "error": str(exc)}})
+        await self._bot.send_message(text=text, **_where(source))
+
+    def _event(self, message: Any) -> MessageEvent | None:
+        """A text message as an event; None for anything else, and for group messages not
+        addressed to the bot."""
+        if message is None or not message.text or message.from_user is None:
+            return None
+        kind = CHAT_TYPES.get(message.chat.type, "group")
+        text = message.text if kind == "direct" else self._addressed(message)
+        if text is None:
+            return None
+        user = message.from_user
+        thread = str(message.message_thread_id) if message.is_topic_message else ""
+        source = MessageSource(self.name, str(message.chat.id), kind,  # type: ignore[arg-type]
+                               str(user.id), user.username or user.full_name, thread)
+        return MessageEvent(source, text, str(message.message_id))
+
+    def _addressed(self, message: Any) -> str | None:
+        """The text of a group message for the bot (its mention taken out), else None."""
+        me = self._bot.bot
+        replied = message.reply_to_message
+        to_me = replied is not None and replied.from_user is not None and \
+            replied.from_user.id == me.id
+        mention = re.compile(rf"@{re.escape(me.username)}\b", re.IGNORECASE)
+        for entity, value in message.parse_entities(["mention", "bot_command",
+                                                     "text_mention"]).items():
+            if mention.search(value) or (entity.user is not None and entity.user.id == me.id):
+                to_me = True
+        if not to_me:
+            return None
+        return mention.sub("", message.text).strip() or message.text
+
+    def _scrub(self, exc: BaseException) -> str:
+        """An error's text without the token (Telegram puts it in every URL)."""
+        return f"{type(exc).__name__}: {exc}".replace(self.token, "<token>")
+
+
+def _where(source: MessageSource) -> dict[str, Any]:
+    thread = int(source.thread_id) if source.thread_id.lstrip("-").isdigit() else None
+    return {"chat_id": source.chat_id, "message_thread_id": thread}
+
+
+def _seconds(exc: Any) -> float:
+    with warnings.catch_warnings():  # its int form is deprecated in favour of timedelta
+        warnings.simplefilter("ignore")
+        value = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)

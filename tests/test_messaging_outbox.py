@@ -1,0 +1,148 @@
+"""The outbox and the connection loop in one event loop, with a scripted ``deliver``: order,
+the rate limit, RetryAfter, holding replies while disconnected, dropping rejected ones,
+retrying errors, and reconnecting with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from hermes.gateway.base import MessageSource, PlatformState
+from hermes.gateway.messaging.connection import AccessDenied, Connection
+from hermes.gateway.messaging.outbox import (
+    Backoff,
+    Disconnected,
+    Outbox,
+    Rejected,
+    RetryAfter,
+)
+
+CHAT = MessageSource("chat", "1")
+FAST = Backoff(initial=0.01, factor=2, maximum=0.05)
+LOG = logging.getLogger("test-outbox")
+
+
+class Platform:
+    """A deliver function that fails as scripted and records what got through."""
+
+    def __init__(self, failures: list[Exception | None] | None = None):
+        self.failures = list(failures or [])
+        self.delivered: list[tuple[str, float]] = []
+        self.attempts = 0
+
+    async def deliver(self, source: MessageSource, text: str) -> None:
+        self.attempts += 1
+        failure = self.failures.pop(0) if self.failures else None
+        if failure is not None:
+            raise failure
+        self.delivered.append((text, time.monotonic()))
+
+
+async def until(condition: Callable[[], object], timeout: float = 10) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(test())
+
+
+def outbox_for(platform: Platform, **options: object) -> Outbox:
+    box = Outbox("chat", platform.deliver, LOG, backoff=FAST, **options)  # type: ignore[arg-type]
+    box.connected.set()
+    return box
+
+
+def test_replies_leave_in_order_under_the_rate_limit() -> None:
+    async def scenario() -> None:
+        platform = Platform()
+        box = outbox_for(platform, per_second=10)
+        worker = asyncio.create_task(box.run())
+        for n in range(4):
+            box.put(CHAT, f"part {n}")
+        assert await box.drain(5) == 0
+        worker.cancel()
+        assert [text for text, _ in platform.delivered] == [f"part {n}" for n in range(4)]
+        times = [at for _, at in platform.delivered]
+        assert all(b - a >= 0.095 for a, b in zip(times, times[1:], strict=False))
+    run(scenario)
+
+
+def test_retry_after_is_waited_out_then_the_same_reply_is_sent() -> None:
+    async def scenario() -> None:
+        platform = Platform([RetryAfter(0.3)])
+        box = outbox_for(platform, per_second=1000)
+        worker = asyncio.create_task(box.run())
+        started = time.monotonic()
+        box.put(CHAT, "hello")
+        box.put(CHAT, "second")
+        assert await box.drain(5) == 0
+        worker.cancel()
+        assert [t for t, _ in platform.delivered] == ["hello", "second"]
+        assert platform.delivered[0][1] - started >= 0.3 and platform.attempts == 3
+    run(scenario)
+
+
+def test_rejected_replies_are_dropped_and_errors_retried_then_dropped() -> None:
+    async def scenario() -> None:
+        boom = RuntimeError("boom")
+        platform = Platform([Rejected("chat gone"), boom, None, boom, boom, boom])
+        box = outbox_for(platform, per_second=1000, max_attempts=3)
+        worker = asyncio.create_task(box.run())
+        for text in ("rejected", "retried", "dropped", "last"):
+            box.put(CHAT, text)
+        assert await box.drain(5) == 0
+        worker.cancel()
+        assert [t for t, _ in platform.delivered] == ["retried", "last"]
+    run(scenario)
+
+
+def test_a_lost_connection_holds_replies_until_it_is_back() -> None:
+    async def scenario() -> None:
+        platform = Platform([Disconnected("connection reset")])
+        status = PlatformState("running", "chat at test")
+        box = Outbox("chat", platform.deliver, LOG, per_second=1000, backoff=FAST)
+        connects: list[float] = []
+        listening = asyncio.Event()
+
+        async def connect() -> None:
+            connects.append(time.monotonic())
+            if len(connects) < 3:  # the server is still down twice
+                raise ConnectionRefusedError("refused")
+
+        async def listen() -> None:
+            listening.set()
+            await asyncio.Event().wait()  # until cancelled or the outbox says it is lost
+
+        connection = Connection("chat", connect, listen, box, status, LOG, FAST)
+        loop = asyncio.create_task(connection.run())
+        worker = asyncio.create_task(box.run())
+        await until(listening.is_set)
+        box.put(CHAT, "kept")
+        await until(lambda: platform.delivered)
+        assert [t for t, _ in platform.delivered] == ["kept"] and len(connects) == 3
+        assert status.state == "running" and status.detail == "chat at test"
+        loop.cancel()
+        worker.cancel()
+    run(scenario)
+
+
+def test_access_denied_on_reconnect_fails_the_platform() -> None:
+    async def scenario() -> None:
+        status = PlatformState("running")
+        box = Outbox("chat", Platform().deliver, LOG)
+
+        async def connect() -> None:
+            raise AccessDenied("token revoked")
+
+        async def listen() -> None:
+            raise ConnectionResetError("gone")
+
+        await asyncio.wait_for(Connection("chat", connect, listen, box, status, LOG,
+                                          FAST).run(), 5)
+        assert (status.state, status.detail) == ("failed", "token revoked")
+        assert not box.connected.is_set()
+    run(scenario)
