@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import stat
 from pathlib import Path
@@ -197,3 +198,27 @@ def test_registries_share_nothing(tmp_path: Path) -> None:
     assert call(two, ctx_two, "todo", {})["todos"] == []
     one.register(spec("extra", "todo"))
     assert "extra" not in two.names()
+
+
+def test_a_contributed_toolset_is_active_in_every_view_of_the_registry(tmp_path: Path) -> None:
+    registry = build_tool_registry(["file"], environ={})
+    # a view made before the add, as a session's restricted copy of the registry is
+    view = dataclasses.replace(registry, disabled_tools=frozenset({"patch"}))
+    registry.add_toolset(ToolsetSpec("mcp-demo", "a demo server"),
+                         [spec("mcp_demo_echo", "mcp-demo")])
+    assert "mcp_demo_echo" in registry.names() and "mcp_demo_echo" in view.names()
+    assert "patch" not in view.names()
+    assert registry.dispatch("mcp_demo_echo", {}, make_context(tmp_path)).is_error is False
+
+
+def test_a_contributed_toolset_never_replaces_a_registered_name() -> None:
+    registry = build_tool_registry(["file"], environ={})
+    with pytest.raises(ValueError, match="tool 'read_file' is already registered"):
+        registry.add_toolset(ToolsetSpec("sneaky"), [spec("extra", "sneaky"),
+                                                     spec("read_file", "sneaky")])
+    with pytest.raises(ValueError, match="tool 'twice' is already registered"):
+        registry.add_toolset(ToolsetSpec("double"), [spec("twice", "double"),
+                                                     spec("twice", "double")])
+    assert registry.get("extra") is None and "sneaky" not in registry.active_toolsets()
+    with pytest.raises(ValueError, match="toolset 'file' is already registered"):
+        registry.add_toolset(ToolsetSpec("file"), [spec("other", "file")])

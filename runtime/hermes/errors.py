@@ -46,6 +46,16 @@ class ProfileError(UserError):
     """A profile name or profile operation the user asked for cannot be done."""
 
 
+class ManifestError(ConfigError):
+    """A plugin's ``plugin.yaml`` that cannot be used: names the file, the key and the fix."""
+
+
+class PluginError(UserError):
+    """A plugin that cannot be found, installed, enabled or run: one line naming the
+    plugin and the fix, exit code 2. A plugin whose code fails while a runtime loads it
+    is not this: it is skipped with a warning and the runtime keeps working."""
+
+
 class ProviderError(HermesError):
     """A model provider failed (translated from litellm at the adapter boundary)."""
 

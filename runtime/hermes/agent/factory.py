@@ -56,6 +56,8 @@ class AgentDeps:
     """Starts background reviews when a session's nudge interval is reached."""
     environment_files: Sequence[str] = ()
     """``secrets.environment_files``: secrets the tools' redactor must know too."""
+    plugins: Any = None
+    """The runtime's ``PluginHost``: plugins' slash commands run through it."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class AgentFactory:
                                   session_id=session_id)
         for hook in d.hooks.session_start:
             hook(session_id)
+        d.hooks.events.emit("on_session_start", session_id=session_id, model=d.model.model,
+                            platform=how.source)
         if history:
             d.sessions.add_messages(session_id, history)
         return self._agent(session_id, [{"role": "system", "content": prompt}, *history], how)
@@ -152,4 +156,5 @@ class AgentFactory:
                      max_iterations=d.settings.max_iterations, hooks=d.hooks,
                      stream=how.stream, events=how.events, compressor=compressor,
                      turn_output_budget=d.settings.turn_tool_output_max_chars,
-                     observer=d.learning.observer(messages) if d.learning else None)
+                     observer=d.learning.observer(messages) if d.learning else None,
+                     platform=how.source)

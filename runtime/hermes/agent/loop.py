@@ -9,6 +9,7 @@ good. Every message is persisted the moment it exists.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -23,9 +24,10 @@ from hermes.models.base import ModelClient
 from hermes.models.errors import CallCancelledError, ContextOverflowError, ModelCallError
 from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage
 from hermes.sessions.store import SessionStore
+from hermes.tools.base import ToolResult
 from hermes.tools.context import ToolContext
 from hermes.tools.registry import ToolRegistry
-from hermes.tools.results import cap_result
+from hermes.tools.results import cap_result, error
 
 ExitReason = Literal["completed", "budget_exhausted", "interrupted", "error"]
 GRACE_NOTE = ("[The tool-call budget for this turn is used up. Answer now with what you "
@@ -66,7 +68,8 @@ class Agent:
                  tool_context: ToolContext, session_id: str, messages: list[dict[str, Any]],
                  max_iterations: int, hooks: Hooks | None = None, stream: bool = True,
                  events: AgentEvents | None = None, compressor: Compressor | None = None,
-                 turn_output_budget: int = 150_000, observer: TurnObserver | None = None):
+                 turn_output_budget: int = 150_000, observer: TurnObserver | None = None,
+                 platform: str = "cli"):
         self.model = model
         self.tools = tools
         self.store = store
@@ -84,6 +87,8 @@ class Agent:
         """Shortens the transcript near the context window; None: never compress."""
         self.observer = observer or TurnObserver()
         """Watches tool iterations and turn ends (the learning loop's nudge counters)."""
+        self.platform = platform
+        """Where the session talks (``cli``, a gateway platform), as hooks are told."""
         self.interrupted = threading.Event()
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
         self.ctx.cancelled = self.interrupted.is_set  # running commands stop on interrupt
@@ -98,6 +103,8 @@ class Agent:
         """The session is over for now: run the session-end hooks."""
         for hook in self.hooks.session_end:
             hook(self.session_id)
+        self.hooks.events.emit("on_session_end", session_id=self.session_id,
+                               platform=self.platform)
 
     def interrupt(self) -> None:
         """Stop the running turn: the model call returns at once, unstarted tools are
@@ -107,10 +114,14 @@ class Agent:
 
     def run_turn(self, user_text: str) -> TurnResult:
         self.interrupted.clear()
-        context = self.hooks.turn_context(user_text)
+        first = not any(m.get("role") == "user" for m in self.messages)
+        context = self.hooks.turn_context(
+            user_text, session_id=self.session_id, task_id=self.session_id,
+            is_first_turn=first, model=self.model.model, platform=self.platform,
+            conversation_history=list(self.messages))
         self._user_text = user_text
         self.ctx.state.user_request = user_text  # what an approval judge weighs commands against
-        if not any(m.get("role") == "user" for m in self.messages):
+        if first:
             self.store.rename(self.session_id, _title_from(user_text))
         content = f"{user_text}\n\n{context}" if context else user_text
         if context:
@@ -207,15 +218,42 @@ class Agent:
     def _execute(self, call: ToolCall) -> CallOutcome:
         if self.events.on_tool_start:
             self.events.on_tool_start(call)
-        for hook in self.hooks.pre_tool:
-            hook(call.name, call.arguments)
-        result = self.tools.dispatch(call.name, call.arguments, self.ctx)
-        for post in self.hooks.post_tool:
-            post(call.name, result)
+        result = self.dispatch(call.name, call.arguments)
         outcome = CallOutcome(call, result.content, result.is_error, result)
         if self.events.on_tool_end:
             self.events.on_tool_end(outcome)
         return outcome
+
+    def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> ToolResult:
+        """One tool call through the whole pipeline: the hooks (``pre_tool_call`` may
+        refuse it or change its arguments), the registry (validation, approval,
+        redaction, the result's cap), the hooks after. What the model's calls and a
+        plugin's ``dispatch_tool`` go through alike."""
+        for hook in self.hooks.pre_tool:
+            hook(name, arguments if isinstance(arguments, str) else json.dumps(arguments))
+        bus = self.hooks.events
+        args = hook_arguments(arguments) if bus.has("pre_tool_call") or \
+            bus.has("post_tool_call") else {}
+        if bus.has("pre_tool_call"):
+            decision = bus.decide_tool(name, args, session_id=self.session_id,
+                                       task_id=self.session_id)
+            if decision.blocked is not None:
+                result = ToolResult(name, self.ctx.redact(error(decision.blocked)), True)
+                return self._after_tool(name, args, result, blocked=True)
+            if decision.arguments is not args:
+                arguments = args = decision.arguments
+        result = self.tools.dispatch(name, arguments, self.ctx)
+        return self._after_tool(name, result.arguments or args, result)
+
+    def _after_tool(self, name: str, args: Any, result: ToolResult,
+                    blocked: bool = False) -> ToolResult:
+        for post in self.hooks.post_tool:
+            post(name, result)
+        self.hooks.events.emit(
+            "post_tool_call", tool_name=name, args=args, result=result.content,
+            is_error=result.is_error, blocked=blocked, session_id=self.session_id,
+            task_id=self.session_id, duration_ms=round(result.duration_s * 1000))
+        return result
 
     def _final(self, reply: ModelReply, grace: bool, iteration: int, usage: Usage) -> TurnResult:
         if grace and reply.tool_calls:  # the grace call still wanted tools: force an answer
@@ -239,6 +277,10 @@ class Agent:
         if result.exit_reason == "completed":
             for hook in self.hooks.turn_end:
                 hook(self._user_text, result.text)
+            self.hooks.events.emit(
+                "post_llm_call", session_id=self.session_id, task_id=self.session_id,
+                user_message=self._user_text, assistant_response=result.text,
+                model=self.model.model, platform=self.platform)
         self.observer.turn_ended(self, result)
         return result
 
@@ -285,6 +327,17 @@ class Agent:
             finish_reason=reply.finish_reason if reply else None,
             usage=usage,
         )
+
+
+def hook_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+    """A call's arguments as hooks see them: a dict (``{}`` when they do not parse; the
+    registry then reports them to the model)."""
+    from hermes.tools.arguments import ArgumentError, parse_arguments
+
+    try:
+        return parse_arguments(arguments)
+    except ArgumentError:
+        return {}
 
 
 def _title_from(text: str, limit: int = 60) -> str:

@@ -23,8 +23,25 @@ from hermes.home import Home, default_root, resolve_home
 class HermesGroup(TyperGroup):
     """Prints user errors as one line (exit code 2) instead of a traceback, and usage
     errors (an unknown option or command, a bad value) as one line instead of Click's
-    usage block. Typer already suggests the closest command for a typo.
+    usage block. Typer already suggests the closest command for a typo. At the top
+    level, names it does not know may be enabled plugins' commands (``plugin_cli``).
     """
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and ctx.parent is None:
+            from hermes.cli.plugin_cli import plugin_command
+
+            command = plugin_command(state(ctx), cmd_name)
+        return command
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = list(super().list_commands(ctx))
+        if ctx.parent is None:
+            from hermes.cli.plugin_cli import plugin_commands
+
+            names += [name for name in plugin_commands(state(ctx)) if name not in names]
+        return names
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
                      **extra: Any) -> Any:

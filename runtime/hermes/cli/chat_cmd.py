@@ -39,6 +39,9 @@ def chat(
     yolo: bool = typer.Option(False, "--yolo", help="Run dangerous commands without asking "
                               "(the hard blocklist still applies)."),
     no_stream: bool = typer.Option(False, "--no-stream", help="Wait for whole replies."),
+    accept_hooks: bool = typer.Option(False, "--accept-hooks",
+                                      help="Accept the config's shell hooks without asking "
+                                      "(recorded in the profile)."),
 ) -> None:
     """Chat with the agent. With -q, answer one question and exit."""
     from hermes.cli.chat_query import read_question
@@ -56,7 +59,8 @@ def chat(
         extra.append(f"agent.max_iterations={max_iterations}")
     if continue_ and resume:
         raise UserError("--continue and --resume are exclusive; pick one")
-    with _runtime(ctx, extra) as runtime:
+    with _runtime(ctx, extra, accept_hooks, ask=query is None and sys.stdin.isatty()) \
+            as runtime:
         from hermes.cli import chat_repl
 
         if query is not None:
@@ -70,7 +74,8 @@ def chat(
 
 
 @contextmanager
-def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
+def _runtime(ctx: typer.Context, overrides: list[str], accept_hooks: bool = False,
+             ask: bool = False) -> Iterator[Any]:
     """Compose, check credentials, then start the runtime.
 
     litellm is not imported here: a one-shot imports it at its first model call (an
@@ -96,6 +101,8 @@ def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
             f"{home.env_file}, mode 0600) or export {missing}; or pick another provider, "
             f"e.g. `{command(home.name, 'chat provider=ollama')}`")
     home.ensure()
+    if composed.config.hooks:
+        _settle_hooks(home, composed.config.hooks, accept_hooks, ask)
     from hermes.container import build_runtime
 
     runtime = build_runtime(home, composed.config, st.environ)
@@ -112,6 +119,19 @@ def _runtime(ctx: typer.Context, overrides: list[str]) -> Iterator[Any]:
         finally:
             if not left_running:
                 runtime.close()
+
+
+def _settle_hooks(home: Any, hooks: Any, accept: bool, ask: bool) -> None:
+    """Shell hooks not accepted yet: accepted with --accept-hooks, else asked about at a
+    terminal (one-shots skip them with a warning when the runtime loads)."""
+    from hermes.cli.app import confirm
+    from hermes.plugins.shell_hooks import settle_consent
+
+    def question(spec: Any) -> bool:
+        return confirm(f"the config runs `{spec.command}` on {spec.describe().split(':')[0]}, "
+                       "with your user's rights; allow it?", refusal="the hook stays off")
+
+    settle_consent(home, hooks, accept=accept, ask=question if ask else None)
 
 
 def _start_litellm_import() -> None:

@@ -1,9 +1,10 @@
-"""Slash commands of the interactive chat; any other ``/<name>`` that names a skill loads
-the skill into the turn (``skills/commands.py``)."""
+"""Slash commands of the interactive chat; then enabled plugins' commands; any other
+``/<name>`` that names a skill loads the skill into the turn (``skills/commands.py``)."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
@@ -19,13 +20,17 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
     if name == "help":
         from hermes.cli.chat_repl import HELP
 
-        _say(HELP)
+        _say(HELP + _plugin_help(factory))
     elif name == "new":
         from hermes.cli.chat_repl import end_session
 
         end_session(agent)
+        agent.hooks.events.emit("on_session_reset", session_id=agent.session_id,
+                                platform=agent.platform)
         agent = factory.new_session(how)
         _say(f"new session {agent.session_id[:8]}")
+    elif name == "plugins":
+        _say(_plugins(factory))
     elif name == "model":
         _model(agent, arg)
     elif name == "tools":
@@ -36,9 +41,34 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
         _undo(agent)
     elif name == "retry":
         return agent, _retry(agent)
+    elif name in _plugin_commands(factory):
+        _say(factory.deps.plugins.run_command(name, arg, agent))
     else:
         return agent, _skill(text, factory)
     return agent, None
+
+
+def _plugin_commands(factory: AgentFactory) -> dict[str, Any]:
+    host = factory.deps.plugins
+    return host.registrations().commands if host is not None else {}
+
+
+def _plugin_help(factory: AgentFactory) -> str:
+    lines = [f"  /{name:<14} {command.description} (plugin {command.plugin})"
+             for name, command in sorted(_plugin_commands(factory).items())]
+    return "\n" + "\n".join(lines) if lines else ""
+
+
+def _plugins(factory: AgentFactory) -> str:
+    """``/plugins``: the loaded plugins, what each registered, the ones that failed."""
+    host = factory.deps.plugins
+    states = host.registrations().states if host is not None else []
+    shown = [s for s in states if s.status in ("loaded", "failed", "missing env")]
+    lines = [f"Plugins ({len(shown)}):"]
+    for state in shown:
+        mark = "✓" if state.status == "loaded" else "✗"
+        lines.append(f"  {mark} {state.key}: {state.detail}")
+    return "\n".join(lines) if shown else "no plugin is loaded (`hermes plugins list`)"
 
 
 def _skill(text: str, factory: AgentFactory) -> str | None:

@@ -26,6 +26,7 @@ HELP = """Commands:
   /usage          tokens and cost of this session
   /retry          send your last message again
   /undo           forget the last exchange
+  /plugins        the plugins loaded, and what each registered
   /<skill> [ask]  load a skill into this turn (hermes skills list)
   /help           this help
   /exit           leave (Ctrl-D works too)

@@ -26,7 +26,7 @@ from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 
 __all__ = ["Edit", "dump_roundtrip", "load_roundtrip", "missing_values", "remove_choice",
-           "set_choice", "set_path", "set_value", "unset_path", "unset_value"]
+           "set_choice", "set_path", "set_paths", "set_value", "unset_path", "unset_value"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,16 @@ def set_value(home: Home, key: str, value: str, environ: Mapping[str, str], *,
         set_path(doc, parts, parse_for_key(key, value))
     _validate_and_write(home, doc, environ)
     return Edit(str(home.config_file), notes)
+
+
+def set_paths(home: Home, values: Mapping[str, Any], environ: Mapping[str, str]) -> Edit:
+    """Set several keys of the profile's ``config.yaml`` to already-parsed values in one
+    validated write (no secrets, no group choices; system layers are not consulted)."""
+    doc = _load_profile(home)
+    for key, value in values.items():
+        set_path(doc, _check_key(key), value)
+    _validate_and_write(home, doc, environ)
+    return Edit(str(home.config_file))
 
 
 def set_path(doc: Any, parts: list[str], value: Any) -> None:

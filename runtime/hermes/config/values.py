@@ -7,7 +7,7 @@ type is a list of names, ``a,b`` and a single ``a`` are lists too.
 from __future__ import annotations
 
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from hermes.config.schema import HermesConfig
 
@@ -54,4 +54,6 @@ def is_list_of_names(annotation: Any) -> bool:
     if get_origin(annotation) is not list:
         return False
     (item,) = get_args(annotation) or (None,)
+    if get_origin(item) is Annotated:  # a checked name (``plugin:NAME`` choices)
+        item = get_args(item)[0]
     return item is str or get_origin(item) is Literal

@@ -12,11 +12,12 @@ Every line is checked before anything runs; each problem names its line.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hermes.config.sections import Regex
 
 NAMES = "a tool name or a list of tool names"
 
@@ -28,7 +29,7 @@ class Expectations(BaseModel):
 
     contains: list[str] = Field(default_factory=list)
     """Substrings the final answer must contain (a string or a list)."""
-    regex: str | None = None
+    regex: Regex | None = None
     """A regular expression the final answer must match (``re.search``)."""
     json_schema: dict[str, Any] | None = None
     """A JSON schema the final answer, parsed as JSON, must satisfy."""
@@ -49,16 +50,6 @@ class Expectations(BaseModel):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
-
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from exc
-        return value
 
     @field_validator("json_schema")
     @classmethod

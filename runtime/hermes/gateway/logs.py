@@ -1,5 +1,6 @@
 """The gateway's log: one JSON line per event in ``logs/gateway.log`` of each home,
-rotated at 5 MB (3 kept), mode 0600, secrets of that home redacted."""
+rotated at 5 MB (3 kept), mode 0600, secrets of that home redacted. Other logs of a
+home (``logs/plugins.log``) are written the same way (``home_logger``)."""
 
 from __future__ import annotations
 
@@ -44,12 +45,19 @@ class JsonLines(logging.Formatter):
 def gateway_logger(home: Home, environ: Mapping[str, str],
                    environment_files: Sequence[str] = ()) -> logging.Logger:
     """This home's gateway logger (its own handler; nothing reaches the root logger)."""
-    logger = logging.getLogger(f"hermes.gateway[{home.path}]")
+    return home_logger(home, environ, "gateway", environment_files)
+
+
+def home_logger(home: Home, environ: Mapping[str, str], name: str,
+                environment_files: Sequence[str] = ()) -> logging.Logger:
+    """The logger writing ``logs/<name>.log`` of ``home`` as JSON lines (rotated, 0600,
+    secrets redacted); nothing reaches the root logger."""
+    logger = logging.getLogger(f"hermes.{name}[{home.path}]")
     logger.setLevel(logging.INFO)
     logger.propagate = False
     if not logger.handlers:
         private_dir(home.logs_dir)
-        path = home.logs_dir / "gateway.log"
+        path = home.logs_dir / f"{name}.log"
         handler = _PrivateRotatingFile(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
                                        encoding="utf-8")
         handler.setFormatter(JsonLines(build_redactor(home.env_file, environ,

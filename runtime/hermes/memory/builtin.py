@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from hermes.memory.base import ExternalProvider
 from hermes.memory.edits import ENTRY_DELIMITER
-from hermes.memory.service import MemoryService, external_providers
+from hermes.memory.service import MemoryService, PluginProviders, external_providers
 from hermes.memory.store import EntryStore
 
 if TYPE_CHECKING:
@@ -30,8 +30,11 @@ class BuiltinMemory(MemoryService):
         """MEMORY.md and USER.md (the same object as ``store``, never None here)."""
 
 
-def builtin_memory(home: Home, settings: MemoryConfig) -> BuiltinMemory:
-    """The ``builtin`` backend of ``home`` as ``settings`` configure it."""
+def builtin_memory(home: Home, settings: MemoryConfig,
+                   extra: PluginProviders | None = None) -> BuiltinMemory:
+    """The ``builtin`` backend of ``home`` as ``settings`` configure it (``extra``:
+    plugins' memory providers, for ``plugin:NAME``)."""
     return BuiltinMemory(home.memories_dir, settings.memory_char_limit,
-                         settings.user_char_limit, providers=external_providers(home, settings),
+                         settings.user_char_limit,
+                         providers=external_providers(home, settings, extra),
                          prefetch_timeout=settings.prefetch_timeout)

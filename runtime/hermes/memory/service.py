@@ -14,8 +14,8 @@ session change the files only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hermes.errors import ConfigError, one_of
 from hermes.memory.base import ExternalProvider, MemoryProvider
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from hermes.home import Home
 
 PROVIDER_NAMES = ("factstore",)
-"""External providers ``memory.providers`` may name."""
+"""External providers ``memory.providers`` may name (and ``plugin:NAME``: a plugin's)."""
+PluginProviders = Callable[[], Mapping[str, Callable[..., Any]]]
+"""Gives the memory providers enabled plugins registered (loading the plugins)."""
 
 
 class MemoryService(MemoryProvider):
@@ -67,21 +69,34 @@ class MemoryService(MemoryProvider):
         return own + self.fanout.tool_specs()
 
 
-def make_provider(name: str, home: Home, settings: MemoryConfig) -> ExternalProvider:
-    """The external provider called ``name`` (one of ``PROVIDER_NAMES``)."""
+def make_provider(name: str, home: Home, settings: MemoryConfig,
+                  plugins: PluginProviders | None = None) -> ExternalProvider:
+    """The external provider called ``name`` (one of ``PROVIDER_NAMES``, or
+    ``plugin:NAME`` from ``plugins``)."""
     if name == "factstore":
         return FactStore(home.memories_dir / "facts.db", recall_limit=settings.recall_limit)
-    raise ConfigError(f"unknown memory provider {name!r}; available: {one_of(PROVIDER_NAMES)}",
-                      key="memory.providers")
+    registered = plugins() if plugins is not None and name.startswith("plugin:") else {}
+    factory = registered.get(name.removeprefix("plugin:"))
+    if factory is not None:
+        provider: ExternalProvider = factory(home, settings)
+        return provider
+    plugin_names = [f"plugin:{n}" for n in registered]
+    raise ConfigError(f"unknown memory provider {name!r}; available: "
+                      f"{one_of([*PROVIDER_NAMES, *plugin_names])} (a plugin's, once enabled: "
+                      "plugin:NAME)", key="memory.providers")
 
 
-def external_providers(home: Home, settings: MemoryConfig) -> list[ExternalProvider]:
-    return [make_provider(name, home, settings) for name in dict.fromkeys(settings.providers)]
+def external_providers(home: Home, settings: MemoryConfig,
+                       plugins: PluginProviders | None = None) -> list[ExternalProvider]:
+    return [make_provider(name, home, settings, plugins)
+            for name in dict.fromkeys(settings.providers)]
 
 
-def no_memory(home: Home, settings: MemoryConfig) -> MemoryProvider:
-    """Backend ``none``: the no-op ``MemoryProvider``, or only the configured providers."""
-    providers = external_providers(home, settings)
+def no_memory(home: Home, settings: MemoryConfig,
+              extra: PluginProviders | None = None) -> MemoryProvider:
+    """Backend ``none``: the no-op ``MemoryProvider``, or only the configured providers
+    (``extra``: plugins' providers)."""
+    providers = external_providers(home, settings, extra)
     if not providers:
         return MemoryProvider()
     return MemoryService(providers=providers, prefetch_timeout=settings.prefetch_timeout)

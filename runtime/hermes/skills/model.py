@@ -13,7 +13,7 @@ Actor = Literal["user", "agent", "review", "curator", "install"]
 """Who made a write: the user (``hermes skills ...``), the agent (``skill_manage``), the
 background review, the curator, or ``hermes skills install/update``."""
 ACTORS: tuple[Actor, ...] = ("user", "agent", "review", "curator", "install")
-SourceKind = Literal["home", "directory", "bundled"]
+SourceKind = Literal["home", "directory", "bundled", "plugin"]
 SKILL_FILE = "SKILL.md"
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 """Where supporting files live inside a skill (agentskills.io's layout)."""
@@ -34,7 +34,8 @@ class SkillSource:
 
     kind: SourceKind
     """``home`` (the profile's own, writable), ``directory`` (``skills.directories``,
-    read-only) or ``bundled`` (shipped in the package, read-only)."""
+    read-only), ``bundled`` (shipped in the package, read-only) or ``plugin`` (an enabled
+    plugin's, read-only, loaded by its ``plugin:skill`` name only)."""
     root: Path
 
     @property

@@ -23,7 +23,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,7 +74,8 @@ class SkillsStore:
                  bundled: Path | None = BUNDLED_DIR, cache_file: Path | None = None,
                  clock: Callable[[], float] = time.time, platform: str = sys.platform,
                  index_max_chars: int = 6000,
-                 warn: Callable[[str], None] | None = None):
+                 warn: Callable[[str], None] | None = None,
+                 plugin_skills: Callable[[], Mapping[str, Path]] | None = None):
         self.directory = directory
         """The home's ``skills/``: the only writable source."""
         extra = [SkillSource("directory", Path(d).expanduser()) for d in directories]
@@ -89,6 +90,8 @@ class SkillsStore:
         self._lock = threading.Lock()
         self._warn = warn or log.warning
         self._warned: set[str] = set()
+        self._plugin_skills = plugin_skills
+        """Gives enabled plugins' skills, ``plugin:skill`` -> directory (loads plugins)."""
 
     # -- reading -----------------------------------------------------------------------
 
@@ -108,10 +111,18 @@ class SkillsStore:
         return self.scan().skills
 
     def find(self, name: str) -> Skill | None:
+        if ":" in name:
+            try:
+                return self._plugin_skill(name)
+            except SkillNotFound:
+                return None
         return next((s for s in self.list() if s.name == name), None)
 
     def get(self, name: str) -> Skill:
-        """The skill called ``name``; ``SkillNotFound`` names the closest one."""
+        """The skill called ``name``; ``SkillNotFound`` names the closest one. A
+        ``plugin:skill`` name is an enabled plugin's (read-only, never in the index)."""
+        if ":" in name:
+            return self._plugin_skill(name)
         skills = self.list()
         found = next((s for s in skills if s.name == name), None)
         if found is None:
@@ -147,6 +158,22 @@ class SkillsStore:
             raise SkillError(f"file {file!r}: give a path inside the skill, e.g. "
                              "references/api.md")
         return skill.path.joinpath(*parts)
+
+    def _plugin_skill(self, name: str) -> Skill:
+        from hermes.skills.discovery import parse_entry
+        from hermes.skills.format import SkillMeta
+
+        registered = self._plugin_skills() if self._plugin_skills else {}
+        directory = registered.get(name)
+        if directory is None:
+            raise SkillNotFound(f'no plugin skill "{name}"{did_you_mean(name, registered)}; '
+                                f"enabled plugins offer: {', '.join(sorted(registered)) or 'none'}")
+        entry = parse_entry(directory / "SKILL.md", directory.name)
+        if entry.get("problem"):
+            raise SkillError(f"plugin skill {name}: {entry['problem'][0]}: {entry['problem'][1]}")
+        meta = SkillMeta.from_dict(entry["meta"])
+        return Skill(name, directory, meta.description, None,
+                     SkillSource("plugin", directory.parent), meta)
 
     # -- use, pins, staleness -----------------------------------------------------------
 
@@ -289,9 +316,11 @@ class SkillsStore:
 
 
 def skills_store(home: Home, settings: SkillsConfig | None = None,
-                 clock: Callable[[], float] = time.time) -> SkillsStore:
+                 clock: Callable[[], float] = time.time,
+                 plugin_skills: Callable[[], Mapping[str, Path]] | None = None) -> SkillsStore:
     """The store of ``home`` as ``settings`` (``skills.*``) configure it; relative
-    ``skills.directories`` are relative to the home."""
+    ``skills.directories`` are relative to the home; ``plugin_skills`` gives enabled
+    plugins' skills."""
     from hermes.config.schema import SkillsConfig
 
     settings = settings or SkillsConfig()
@@ -299,4 +328,4 @@ def skills_store(home: Home, settings: SkillsConfig | None = None,
     return SkillsStore(home.skills_dir, directories=directories,
                        bundled=BUNDLED_DIR if settings.bundled else None,
                        cache_file=home.path / ".cache" / "skills.json", clock=clock,
-                       index_max_chars=settings.index_max_chars)
+                       index_max_chars=settings.index_max_chars, plugin_skills=plugin_skills)

@@ -1,0 +1,200 @@
+"""``PluginContext``: what a plugin's ``register(ctx)`` registers through.
+
+One context per plugin per runtime. Everything registered lands in that plugin's
+``PluginRecord`` and reaches the runtime only if ``register`` returns, so two
+runtimes in one process (two profiles in a gateway) never share a registration.
+Misuse (a tool name that is taken, a bad schema, an unknown hook event) raises
+``ValueError``: the plugin is then skipped like any plugin whose ``register`` fails.
+A slash or CLI command whose name a built-in command has is refused with a warning
+instead, and the rest of the plugin loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes.agent.events import Callback
+from hermes.plugins.registrations import CliCommand, PluginRecord, SlashCommand
+from hermes.tools.base import ToolSpec, always_available
+
+if TYPE_CHECKING:
+    from hermes.home import Home
+    from hermes.plugins.discovery import Found
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+COMMAND_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+
+
+class PluginContext:
+    """Handed to ``register(ctx)``; see the module docstring."""
+
+    def __init__(self, found: Found, record: PluginRecord, host: Any):
+        self.found = found
+        self.manifest = found.manifest
+        self._record = record
+        self._host = host
+        self.logger = logging.getLogger(f"hermes.plugin.{found.key}")
+        """The plugin's logger; its warnings reach the home's ``logs/plugins.log``."""
+
+    @property
+    def home(self) -> Home:
+        """The profile's home: keep the plugin's own files under ``home.path``."""
+        return self._host.home  # type: ignore[no-any-return]
+
+    @property
+    def profile_name(self) -> str:
+        return self.home.name
+
+    def getenv(self, name: str, default: str | None = None) -> str | None:
+        """A variable as the runtime sees it: the environment or the profile's ``.env``
+        (the runtime never copies ``.env`` into ``os.environ``)."""
+        value = self._host.getenv(name)
+        return value if value else default
+
+    # -- tools ----------------------------------------------------------------------
+
+    def register_tool(self, name: str, toolset: str, schema: Mapping[str, Any],
+                      handler: Callable[..., Any], check_fn: Callable[[], bool] | None = None,
+                      requires_env: list[str] | None = None, is_async: bool = False,
+                      description: str = "", emoji: str = "", override: bool = False,
+                      parallel_safe: bool = False) -> None:
+        """A tool, declared like the built-ins: ``schema`` is ``{"name", "description",
+        "parameters"}``; ``handler(args, **kwargs)`` returns a JSON string; ``check_fn``
+        hides it while it returns False. A built-in's name is never replaced."""
+        if not TOOL_NAME.fullmatch(name):
+            raise ValueError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-'")
+        if override or name in self._host.taken_tool_names() or \
+                name in {t.name for t in self._record.tools}:
+            raise ValueError(f"tool {name!r} is already registered (built-in or another "
+                             "plugin's); plugins cannot replace tools — pick another name")
+        self._host.check_toolset(toolset)
+        parameters = _parameters(name, schema)
+        self._record.tools.append(ToolSpec(
+            name=name, toolset=toolset, description=str(
+                description or schema.get("description") or f"{name} ({self.manifest.name})"),
+            parameters=parameters, handler=_tool_handler(handler, is_async),
+            check=check_fn or always_available, requires_env=tuple(requires_env or ()),
+            parallel_safe=parallel_safe))
+        self._record.toolsets.setdefault(toolset, self.manifest.description)
+
+    def dispatch_tool(self, name: str, args: Mapping[str, Any] | None = None,
+                      **_: Any) -> str:
+        """Call any tool as the model would: hooks, argument checks, approval, redaction
+        and the result's cap apply. In a chat's slash command it runs in that session
+        (its approvals ask there); elsewhere in a session of its own, where nobody can
+        approve a dangerous command. Returns the result's JSON string."""
+        return self._host.dispatch_tool(name, dict(args or {}))
+
+    # -- hooks and commands ---------------------------------------------------------
+
+    def register_hook(self, event: str, callback: Callable[..., Any],
+                      timeout: float | None = None) -> None:
+        """Subscribe ``callback(**kwargs)`` to ``event`` (``hermes.agent.events.EVENTS``)."""
+        from hermes.agent.events import EVENTS
+        from hermes.errors import did_you_mean
+
+        if event not in EVENTS:
+            raise ValueError(f"unknown hook event {event!r}{did_you_mean(event, EVENTS)}; "
+                             f"events: {', '.join(EVENTS)}")
+        self._record.hooks.append(Callback(event, callback, self.found.key, timeout))
+
+    def register_command(self, name: str, handler: Callable[[str], Any],
+                         description: str = "", args_hint: str = "") -> None:
+        """``/name [args]`` in chat and in the gateway; ``handler(raw_args)`` returns the
+        reply (sync or async). A built-in command's name is refused with a warning."""
+        clean = name.strip().lstrip("/").lower().replace(" ", "-")
+        if not COMMAND_NAME.fullmatch(clean):
+            raise ValueError(f"slash command {name!r}: use 1-32 of a-z, 0-9, '_' or '-'")
+        if self._host.refuse_command(clean, self.found.key):
+            return
+        self._record.commands[clean] = SlashCommand(
+            clean, handler, description or f"{self.manifest.name} command", self.found.key,
+            args_hint)
+
+    def register_cli_command(self, name: str, help: str = "",
+                             setup_fn: Callable[[Any], None] | None = None,
+                             handler_fn: Callable[[Any], Any] | None = None,
+                             description: str = "") -> None:
+        """``hermes <name> ...``: ``setup_fn(parser)`` builds its argparse tree,
+        ``handler_fn(args)`` runs it. Listed in ``hermes --help`` while enabled."""
+        if not COMMAND_NAME.fullmatch(name):
+            raise ValueError(f"CLI command {name!r}: use 1-32 of a-z, 0-9, '_' or '-'")
+        if setup_fn is None and handler_fn is None:
+            raise ValueError(f"CLI command {name!r} needs setup_fn or handler_fn")
+        if self._host.refuse_cli_command(name, self.found.key):
+            return
+        self._record.cli_commands[name] = CliCommand(name, help or description, setup_fn,
+                                                     handler_fn, self.found.key, description)
+
+    def register_skill(self, name: str, path: str | Path) -> None:
+        """A read-only skill the agent loads as ``<plugin>:<name>`` (``skill_view``); not
+        listed in the system prompt's index. ``path`` is its ``SKILL.md`` or directory."""
+        directory = Path(path)
+        directory = directory.parent if directory.name == "SKILL.md" else directory
+        if not (directory / "SKILL.md").is_file():
+            raise ValueError(f"skill {name!r}: no SKILL.md at {directory}")
+        if not COMMAND_NAME.fullmatch(name):
+            raise ValueError(f"skill name {name!r}: use 1-32 of a-z, 0-9, '_' or '-'")
+        self._record.skills[f"{self.manifest.name}:{name}"] = directory
+
+    # -- providers ------------------------------------------------------------------
+
+    def register_model_provider(self, name: str, factory: Callable[[Any], Any]) -> None:
+        """``provider.provider: <name>`` then talks through ``factory(provider_settings)``,
+        a ``hermes.models.base.ModelClient``."""
+        self._record.model_providers[_provider_name(name)] = factory
+
+    def register_platform(self, name: str, adapter_factory: Callable[..., Any], **_: Any
+                          ) -> None:
+        """A gateway platform: ``platforms.enabled.<x>.kind: <name>`` builds its adapter
+        with ``adapter_factory(name, platform_settings, service, listeners)``."""
+        self._record.platforms[_provider_name(name)] = adapter_factory
+
+    def register_memory_provider(self, provider: Any, name: str | None = None) -> None:
+        """An external memory provider (``hermes.memory.base.ExternalProvider``, or a
+        ``factory(home, memory_settings)`` making one) that ``memory.providers`` names."""
+        key = name or getattr(provider, "name", None)
+        if not isinstance(key, str):
+            raise ValueError("register_memory_provider needs a name (or a provider with one)")
+        factory = provider if inspect.isfunction(provider) or inspect.isclass(provider) \
+            else (lambda _home, _settings, instance=provider: instance)
+        self._record.memory_providers[_provider_name(key)] = factory
+
+    def register_environment(self, name: str, factory: Callable[..., Any]) -> None:
+        """An execution environment: ``environment.kind: <name>`` runs tools' commands in
+        ``factory(home, environment_settings, environ)`` (a
+        ``hermes.environments.base.Environment``)."""
+        self._record.environments[_provider_name(name)] = factory
+
+
+def _parameters(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    parameters = schema.get("parameters", schema if schema.get("type") == "object" else None)
+    if not isinstance(parameters, dict) or parameters.get("type") != "object":
+        raise ValueError(f"tool {name!r}: schema['parameters'] must be a JSON object schema "
+                         '({"type": "object", "properties": {...}})')
+    return parameters
+
+
+def _tool_handler(handler: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    """The registry's ``handler(args, ctx=...)`` calling the plugin's
+    ``handler(args, **kwargs)`` (``task_id`` is the session, as hermes-agent passes it);
+    a coroutine it returns (``is_async``) is run to completion."""
+
+    def run(args: dict[str, Any], ctx: Any = None, **_: Any) -> Any:
+        task = getattr(ctx, "session_id", "")
+        result = handler(args, ctx=ctx, task_id=task)
+        return asyncio.run(result) if inspect.iscoroutine(result) else result
+
+    return run
+
+
+def _provider_name(name: str) -> str:
+    if not COMMAND_NAME.fullmatch(name):
+        raise ValueError(f"provider name {name!r}: use 1-32 of a-z, 0-9, '_' or '-'")
+    return name

@@ -1,0 +1,206 @@
+"""Where a home's plugins are found, read from their manifests without importing them.
+
+Sources, searched in this order; the first plugin of a name wins and the others are
+reported as shadowed:
+
+1. ``home`` — ``$HERMES_HOME/plugins/<name>/`` or ``<category>/<name>/`` (one level
+   of category, no deeper);
+2. ``directory`` — each of ``plugins.directories`` (system layers, e.g. the NixOS
+   module's ``extraPlugins``), shaped like the home's;
+3. ``project`` — ``.hermes/plugins/`` of the working directory, only with
+   ``plugins.project: true``;
+4. ``entrypoint`` — installed Python packages declaring an entry point in the group
+   ``hermes_agent.plugins`` (``pip install``, ``hermes plugins install PIP-NAME``);
+5. ``bundled`` — the plugins shipped in this package.
+
+A plugin directory holds ``plugin.yaml`` and ``__init__.py`` with ``register(ctx)``.
+Within a source plugins come in name order, which is also the order their hooks run.
+``debug`` (``HERMES_PLUGINS_DEBUG=1``) hears every directory scanned, every manifest
+found and why anything was passed over.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes.errors import ManifestError
+from hermes.plugins.manifest import PluginManifest, manifest_file, manifest_from, read_manifest
+
+ENTRY_POINT_GROUP = "hermes_agent.plugins"
+BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
+SourceKind = Literal["home", "directory", "project", "entrypoint", "bundled"]
+Debug = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One discovered plugin."""
+
+    key: str
+    """What ``plugins.enabled`` names it by: its name, or ``category/<directory>``."""
+    manifest: PluginManifest
+    source: SourceKind
+    path: Path | None
+    """Its directory; for an entry point, its package's directory when known."""
+    entry_point: str | None = None
+    """``module[:attribute]`` of an entry-point plugin."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name config may use for it (the key, the manifest's name)."""
+        return tuple(dict.fromkeys((self.key, self.manifest.name)))
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path else f"entry point {self.entry_point}"
+
+
+@dataclass
+class Discovery:
+    found: list[Found] = field(default_factory=list)
+    """The plugins in effect, one per key, in discovery order."""
+    shadowed: list[tuple[Found, Found]] = field(default_factory=list)
+    """``(plugin, the one that wins over it)``."""
+    problems: list[str] = field(default_factory=list)
+    """Broken manifests, one line each (file, key, fix)."""
+
+    def get(self, name: str) -> Found | None:
+        """The plugin ``name`` refers to (a key, or a name no other plugin shares)."""
+        by_key = next((f for f in self.found if f.key == name), None)
+        if by_key is not None:
+            return by_key
+        named = [f for f in self.found if f.manifest.name == name]
+        return named[0] if len(named) == 1 else None
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The places one home's plugins come from (see the module docstring)."""
+
+    home: Path
+    directories: tuple[Path, ...] = ()
+    project: Path | None = None
+    entry_points: bool = True
+    bundled: Path | None = BUNDLED_DIR
+
+    def directory_sources(self) -> Iterator[tuple[SourceKind, Path]]:
+        yield "home", self.home
+        for directory in self.directories:
+            yield "directory", directory
+        if self.project is not None:
+            yield "project", self.project
+
+
+def discover(sources: Sources, debug: Debug | None = None) -> Discovery:
+    """Every plugin of ``sources``, first of a key winning."""
+    say = debug or (lambda _line: None)
+    found: list[Found] = []
+    problems: list[str] = []
+    for kind, root in sources.directory_sources():
+        found += scan_directory(kind, root, problems, say)
+    if sources.entry_points:
+        found += scan_entry_points(problems, say)
+    if sources.bundled is not None:
+        found += scan_directory("bundled", sources.bundled, problems, say)
+    discovery = Discovery(problems=problems)
+    winners: dict[str, Found] = {}
+    for plugin in found:
+        if plugin.key in winners:
+            discovery.shadowed.append((plugin, winners[plugin.key]))
+            say(f"{plugin.key} ({plugin.source}, {plugin.where}): shadowed by the "
+                f"{winners[plugin.key].source} plugin of that name")
+            continue
+        winners[plugin.key] = plugin
+        discovery.found.append(plugin)
+    return discovery
+
+
+def scan_directory(kind: SourceKind, root: Path, problems: list[str], say: Debug,
+                   category: str | None = None) -> list[Found]:
+    """The plugins under ``root``: ``<name>/plugin.yaml``, or one level of category."""
+    if category is None:
+        say(f"scanning {kind} plugins: {root}" + ("" if root.is_dir() else " (missing)"))
+    found: list[Found] = []
+    for child in _subdirectories(root):
+        file = manifest_file(child)
+        if file is not None:
+            plugin = _read(kind, child, file, category, problems, say)
+            found += [plugin] if plugin else []
+        elif category is None:
+            found += scan_directory(kind, child, problems, say, category=child.name)
+        else:
+            say(f"skipped {child}: no plugin.yaml (categories are one level deep)")
+    if category is None:
+        say(f"  {kind}: {len(found)} manifest(s) in {root}")
+    return found
+
+
+def _subdirectories(root: Path) -> list[Path]:
+    try:
+        return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _read(kind: SourceKind, directory: Path, file: Path, category: str | None,
+          problems: list[str], say: Debug) -> Found | None:
+    try:
+        manifest = read_manifest(file, default_name=directory.name)
+    except ManifestError as exc:
+        problems.append(str(exc))
+        say(f"skipped {directory}: {exc}")
+        return None
+    key = f"{category}/{directory.name}" if category else manifest.name
+    say(f"  found {key} {manifest.version or '(no version)'} kind={manifest.kind} "
+        f"source={kind} path={directory}")
+    return Found(key, manifest, kind, directory)
+
+
+def scan_entry_points(problems: list[str], say: Debug) -> list[Found]:
+    """Installed packages' plugins (entry points in ``hermes_agent.plugins``)."""
+    points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                    key=lambda p: p.name)
+    say(f"scanning entry points ({ENTRY_POINT_GROUP}): {len(points)} found")
+    found = []
+    for point in points:
+        plugin = _entry_point_plugin(point, problems, say)
+        if plugin is not None:
+            found.append(plugin)
+    return found
+
+
+def _entry_point_plugin(point: Any, problems: list[str], say: Debug) -> Found | None:
+    """A plugin from an entry point: its package's ``plugin.yaml`` when it ships one,
+    else a manifest made of the distribution's metadata."""
+    directory = _package_dir(point)
+    file = manifest_file(directory) if directory is not None else None
+    try:
+        if file is not None:
+            manifest = read_manifest(file, default_name=point.name)
+        else:
+            meta = point.dist.metadata if point.dist is not None else {}
+            manifest = manifest_from({"version": point.dist.version if point.dist else "",
+                                      "description": meta.get("Summary") or ""},
+                                     f"entry point {point.value}", point.name)
+    except ManifestError as exc:
+        problems.append(str(exc))
+        say(f"skipped entry point {point.name}: {exc}")
+        return None
+    say(f"  found {point.name} {manifest.version} source=entrypoint value={point.value}")
+    return Found(point.name, manifest, "entrypoint", directory, point.value)
+
+
+def _package_dir(point: Any) -> Path | None:
+    """The directory of the entry point's package, found without importing it."""
+    if point.dist is None:
+        return None
+    module = point.value.partition(":")[0].strip()
+    try:
+        candidate = Path(str(point.dist.locate_file(module.replace(".", "/"))))
+    except (OSError, NotImplementedError):
+        return None
+    return candidate if candidate.is_dir() else None
