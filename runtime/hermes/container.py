@@ -32,8 +32,17 @@ from hermes.learning.service import build_learning
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
-from hermes.models.litellm_client import LiteLLMClient
-from hermes.plugins.manager import PluginManager
+from hermes.plugins.host import plugin_host
+from hermes.plugins.shell_hooks import ShellHooks
+from hermes.plugins.wiring import (
+    lazy,
+    model_client,
+    plugin_environment,
+    plugin_events,
+    plugin_skills,
+    plugin_toolsets,
+    selector_key,
+)
 from hermes.sessions.store import open_session_store
 from hermes.skills.store import SkillsStore, skills_store
 from hermes.skills.tools import skill_tools
@@ -79,20 +88,34 @@ class RuntimeContainer(containers.DeclarativeContainer):
 
     sessions = providers.Resource(open_session_store, path=home.provided.sessions_db)
 
+    plugins = providers.Singleton(plugin_host, home=home, settings=settings.provided.plugins,
+                                  environ=environ, secrets=secrets)
+    """The home's plugins (``plugins.*``), loaded when what they register is first used."""
+    shell_hooks = providers.Singleton(ShellHooks, home=home, hooks=settings.provided.hooks,
+                                      environ=environ)
+    """Commands the config runs on hook events (``hooks``), once accepted."""
+
     # ``.provided.provider`` would name the provider object itself, hence attrgetter.
     model = providers.Singleton(
-        LiteLLMClient, settings=providers.Callable(attrgetter("provider"), settings)
+        model_client, settings=providers.Callable(attrgetter("provider"), settings),
+        host=plugins.provider,
     )
 
     memory = providers.Selector(
         config.memory.backend,
         builtin=providers.Singleton(builtin_memory, home=home,
-                                    settings=settings.provided.memory),
-        none=providers.Singleton(no_memory, home=home, settings=settings.provided.memory),
+                                    settings=settings.provided.memory,
+                                    extra=providers.Callable(lazy, plugins.provider,
+                                                             "memory_providers")),
+        none=providers.Singleton(no_memory, home=home, settings=settings.provided.memory,
+                                 extra=providers.Callable(lazy, plugins.provider,
+                                                          "memory_providers")),
     )
     """MEMORY.md/USER.md (``builtin``) or nothing (``none``), plus ``memory.providers``."""
 
-    skills = providers.Singleton(skills_store, home=home, settings=settings.provided.skills)
+    skills = providers.Singleton(skills_store, home=home, settings=settings.provided.skills,
+                                 plugin_skills=providers.Callable(plugin_skills,
+                                                                  plugins.provider))
     """The home's skills, ``skills.directories`` and the bundled ones (``skills.*``)."""
 
     tools = providers.Singleton(
@@ -101,13 +124,14 @@ class RuntimeContainer(containers.DeclarativeContainer):
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
         specs=providers.Callable(_tool_specs_of, memory, skills, environ),
+        contributed=providers.Callable(plugin_toolsets, plugins),
     )
 
     _env_settings = settings.provided.environment
     environment = providers.Resource(
         open_environment,
         environment=providers.Selector(
-            config.environment.kind,
+            providers.Callable(selector_key, config.environment.kind),
             local=providers.Factory(LocalEnvironment, home=home, cwd=_env_settings.cwd,
                                     timeout=_env_settings.timeout, environ=environ,
                                     sandbox=_env_settings.local.sandbox),
@@ -117,16 +141,15 @@ class RuntimeContainer(containers.DeclarativeContainer):
             ssh=providers.Factory(SSHEnvironment, home=home, settings=_env_settings.ssh,
                                   cwd=_env_settings.cwd, timeout=_env_settings.timeout,
                                   environ=environ),
+            plugin=providers.Factory(plugin_environment, home=home, settings=_env_settings,
+                                     environ=environ, host=plugins.provider),
         ),
     )
 
-    plugins = providers.Singleton(
-        PluginManager, directory=home.provided.plugins_dir,
-        extra=settings.provided.plugins.directories,
-    )
     platforms = providers.Singleton(build_platforms, settings=settings.provided.platforms)
 
-    hooks = providers.Singleton(build_hooks, memory=memory)
+    hooks = providers.Singleton(build_hooks, memory=memory,
+                                events=providers.Callable(plugin_events, plugins, shell_hooks))
 
     summariser = _model_named_by(model, settings, "agent.compression.model")
     """The model that writes context-compression summaries (``agent.compression.model``)."""
@@ -167,6 +190,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
             environment_files=settings.provided.secrets.environment_files,
             judge=judge,
             learning=learning,
+            plugins=plugins,
         ),
     )
 
@@ -211,4 +235,6 @@ def build_runtime(
         home=home, settings=settings, environ=dict(os.environ if environ is None else environ)
     )
     container.config.from_dict(settings.model_dump())
+    # dispatch_tool outside a session opens one through the runtime's own agent factory
+    container.plugins.add_kwargs(factory=container.agent_factory.provider)
     return Runtime(container)

@@ -25,6 +25,12 @@ from pydantic_core import PydanticCustomError
 from hermes.config.groups import GROUPS
 from hermes.config.learning_schema import CuratorConfig, LearningConfig
 from hermes.config.platform_schema import PlatformSettings, check_kind, typed_settings
+from hermes.config.plugins_schema import (
+    EnvironmentKind,
+    MemoryProviderName,
+    PluginsConfig,
+    ShellHooks,
+)
 from hermes.config.sections import NonBlank, Section
 from hermes.config.toolset_names import tool_error, toolset_error
 from hermes.errors import did_you_mean, one_of
@@ -112,9 +118,10 @@ class MemoryConfig(Section):
     """Character limit of MEMORY.md (the agent's notes)."""
     user_char_limit: int = Field(1375, gt=0)
     """Character limit of USER.md (who the user is)."""
-    providers: list[Literal["factstore"]] = Field(default_factory=list)
+    providers: list[MemoryProviderName] = Field(default_factory=list)
     """External memory providers run alongside the backend, e.g. ``[factstore]`` (a
-    local SQLite fact store in ``memories/facts.db``)."""
+    local SQLite fact store in ``memories/facts.db``), or an enabled plugin's
+    (``plugin:NAME``)."""
     prefetch_timeout: float = Field(3.0, gt=0)
     """Seconds the providers' recall before a turn may take; a slower or failing
     provider is skipped for that turn."""
@@ -240,8 +247,9 @@ class LocalSettings(Section):
 class EnvironmentConfig(Section):
     name: NonBlank
     """The option's name (the YAML file under ``conf/environment/``)."""
-    kind: Literal["local", "docker", "ssh"]
-    """Where tools run commands."""
+    kind: EnvironmentKind
+    """Where tools run commands: local, docker, ssh, or an enabled plugin's environment
+    (``plugin:NAME``)."""
     cwd: str | None = None
     """Working directory for commands; the current directory when unset."""
     timeout: float = Field(180.0, gt=0)
@@ -252,6 +260,9 @@ class EnvironmentConfig(Section):
     """Settings used when ``kind`` is ``ssh``."""
     local: LocalSettings = Field(default_factory=LocalSettings)
     """Settings used when ``kind`` is ``local``."""
+    plugin: dict[str, Any] = Field(default_factory=dict)
+    """Settings of a plugin's environment (``kind: plugin:NAME``), handed to it as
+    they are."""
 
 
 
@@ -398,15 +409,6 @@ class RuntimeConfig(Section):
         return _switch_words(data, "daemon", on="auto")
 
 
-class PluginsConfig(Section):
-    """Where a runtime finds plugins besides the home's own ``plugins/``."""
-
-    directories: list[NonBlank] = Field(default_factory=list)
-    """More directories shaped like ``$HERMES_HOME/plugins/`` (one sub-directory with a
-    ``plugin.yaml`` per plugin), read-only, searched after the home's; e.g. what the
-    NixOS module's ``extraPlugins`` renders."""
-
-
 class SkillsConfig(Section):
     """Where skills come from besides the home's own ``skills/``, and how the system
     prompt lists them."""
@@ -467,7 +469,10 @@ class HermesConfig(Section):
     runtime: RuntimeConfig = RuntimeConfig()
     """The warm server behind the CLI."""
     plugins: PluginsConfig = PluginsConfig()
-    """Where plugins are found."""
+    """Which plugins load and where they are found."""
+    hooks: ShellHooks = Field(default_factory=dict)
+    """Shell commands run on hook events (``pre_tool_call``, ``pre_llm_call``, ...), by
+    event; each needs the user's consent once (``hermes hooks accept``)."""
     skills: SkillsConfig = SkillsConfig()
     """Where skills are found and how the prompt lists them."""
     learning: LearningConfig = LearningConfig()

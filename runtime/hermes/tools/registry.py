@@ -42,6 +42,9 @@ class ToolRegistry:
     the configured ones' filter: a restriction, never a widening."""
     _specs: dict[str, ToolSpec] = field(default_factory=dict)
     _toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
+    _added: set[str] = field(default_factory=set)
+    """Toolsets contributed with ``add_toolset`` (plugins, MCP servers): active without
+    being named in ``toolsets.enabled``; shared with the ``restricted``/``without`` views."""
 
     def register(self, spec: ToolSpec) -> None:
         if spec.name in self._specs:
@@ -57,10 +60,24 @@ class ToolRegistry:
             raise ValueError(f"toolset {toolset.name!r} is already registered")
         self._toolsets[toolset.name] = toolset
 
+    def add_toolset(self, toolset: ToolsetSpec, specs: Iterable[ToolSpec]) -> None:
+        """Declare ``toolset`` and its tools and make it active (``only`` and ``excluded``
+        still apply): how a plugin or an MCP server contributes tools at run time. A name
+        that is already registered raises ``ValueError`` and nothing is added."""
+        specs = list(specs)
+        names = [s.name for s in specs]
+        taken = [n for i, n in enumerate(names) if n in self._specs or n in names[:i]]
+        if toolset.name in self._toolsets or taken:
+            what = f"tool {taken[0]!r}" if taken else f"toolset {toolset.name!r}"
+            raise ValueError(f"{what} is already registered")
+        self.register_toolset(toolset)
+        self.register_all(specs)
+        self._added.add(toolset.name)
+
     def active_toolsets(self) -> set[str]:
         """Enabled toolsets with their includes (within ``only``); raises ``ToolsetError``
         on a cycle."""
-        active = expand_toolsets(sorted(self.enabled_toolsets), self._toolsets)
+        active = expand_toolsets(sorted(self.enabled_toolsets | self._added), self._toolsets)
         if self.only is not None:
             active &= expand_toolsets(sorted(self.only), self._toolsets)
         return active
@@ -164,8 +181,10 @@ def build_tool_registry(
     enabled: Iterable[str], disabled_tools: Iterable[str] = (), *,
     environ: Mapping[str, str] | None = None, specs: Iterable[ToolSpec] = (),
     toolsets: Iterable[ToolsetSpec] = (), ripgrep: str | None = "auto",
+    contributed: Iterable[tuple[ToolsetSpec, list[ToolSpec]]] = (),
 ) -> ToolRegistry:
-    """The registry of one runtime: the core tools plus ``specs``, filtered by config.
+    """The registry of one runtime: the core tools plus ``specs``, filtered by config, and
+    the ``contributed`` toolsets (plugins'), active as they are (``add_toolset``).
 
     ``ripgrep`` is the path of ``rg`` for ``search_files``; ``"auto"`` looks it
     up on PATH, None forces the pure-Python search. Raises ``ToolsetError`` for
@@ -179,4 +198,6 @@ def build_tool_registry(
     background = ("process" in registry.active_toolsets()
                   and "process" not in registry.disabled_tools)
     registry.register_all([*core_tools(ripgrep=ripgrep, background=background), *specs])
+    for toolset, tools in contributed:
+        registry.add_toolset(toolset, tools)
     return registry
