@@ -38,21 +38,19 @@ import os
 import platform
 import re
 import secrets
-import socket
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from api_load import (
+    Client,
     ProxySink,
-    Run,
     Sample,
     Server,
     SetupError,
@@ -148,17 +146,18 @@ class LogWatch(threading.Thread):
                      if ANSWER in text or text.startswith("bench:")), None)
 
 
-class Deliverer:
-    """Sends signed deliveries to one side (``api_load.measure_load`` drives it)."""
+class Deliverer(Client):
+    """Sends signed deliveries to one side: ``api_load``'s client (its blocks and
+    ``measure_load``), each request a delivery."""
 
     def __init__(self, server: Server, notes: Path, secret: str, timeout: float,
                  watch: LogWatch | None):
-        self.server, self.notes, self.secret = server, notes, secret
-        self.timeout, self.watch = timeout, watch
-        transport = httpx.HTTPTransport(
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-            limits=httpx.Limits(max_connections=32, max_keepalive_connections=32))
-        self.http = httpx.Client(transport=transport, timeout=timeout, trust_env=False)
+        super().__init__(server, notes, timeout)
+        del self.http.headers["authorization"]  # a webhook is signed instead
+        self.secret, self.timeout, self.watch = secret, timeout, watch
+
+    def chat(self, tag: str, model: str | None = None) -> Sample:
+        return self.deliver(tag)
 
     def deliver(self, tag: str) -> Sample:
         body = json.dumps({"path": str(self.notes), "tag": tag}).encode()
@@ -189,16 +188,6 @@ class Deliverer:
         at, text = found
         return Sample(tag, 202, (at - sent) * 1000, ANSWER in text, "" if ANSWER in text
                       else text[:300])
-
-    def block(self, tags: list[str], concurrency: int, run: Run) -> None:
-        begin = time.perf_counter()
-        if concurrency == 1:
-            samples = [self.deliver(tag) for tag in tags]
-        else:
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
-                samples = list(pool.map(self.deliver, tags))
-        run.wall_s += time.perf_counter() - begin
-        run.samples += samples
 
     def warm_up(self, count: int = 2) -> None:
         for i in range(count):
@@ -293,7 +282,7 @@ def run_benchmark(args: argparse.Namespace, sides: list[str], theirs_exe: Path |
             deliverers.append(Deliverer(server, notes, secret, args.timeout, watch))
         for deliverer in deliverers:
             deliverer.warm_up()
-        runs = measure_load(deliverers, args.requests)  # type: ignore[arg-type]
+        runs = measure_load(deliverers, args.requests)
     finally:
         for watch in watches:
             watch.stopped = True

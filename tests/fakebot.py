@@ -15,7 +15,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +40,16 @@ class Failure:
     retry_after: int | None = None
     times: int = 1
     when: Callable[[dict[str, Any]], bool] = lambda params: True
+
+
+@contextlib.contextmanager
+def serving(token: str) -> Iterator[FakeBotAPI]:
+    """A started ``FakeBotAPI`` for ``token``, stopped at the end."""
+    api = FakeBotAPI(token).start()
+    try:
+        yield api
+    finally:
+        api.stop()
 
 
 class FakeBotAPI:

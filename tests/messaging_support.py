@@ -17,7 +17,7 @@ import httpx
 import yaml
 
 from conftest import stop_servers
-from fakellm import FakeLLM, RecordedRequest
+from fakellm import FakeLLM, RecordedRequest, Reply
 from gateway_support import Gateway
 from hermes.gateway.webhook.signature import sign
 
@@ -35,6 +35,11 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def echo(request: RecordedRequest) -> Reply:
+    """A fake-LLM responder: ``re: <the user's message>``."""
+    return Reply(text=f"re: {request.last_user_text}")
 
 
 class Since:

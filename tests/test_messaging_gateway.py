@@ -14,23 +14,20 @@ import httpx
 import pytest
 
 from conftest import wait_until
-from fakebot import FakeBotAPI, check_markdown_v2
-from fakellm import FakeLLM, RecordedRequest, Reply
+from fakebot import FakeBotAPI, check_markdown_v2, serving
+from fakellm import FakeLLM
 from gateway_support import KEY, free_port, gateway
 from messaging_support import (
     WEBHOOK_SECRET,
     configure_messaging,
     deliver,
+    echo,
     platform_detail,
     webhook_platform,
     webhook_url,
 )
 
 TOKEN = "123456789:AAH-test-token-0123456789abcdefghij"
-
-
-def echo(request: RecordedRequest) -> Reply:
-    return Reply(text=f"re: {request.last_user_text}")
 
 
 @pytest.fixture
@@ -41,9 +38,8 @@ def llm() -> Iterator[FakeLLM]:
 
 @pytest.fixture
 def bot() -> Iterator[FakeBotAPI]:
-    api = FakeBotAPI(TOKEN).start()
-    yield api
-    api.stop()
+    with serving(TOKEN) as api:
+        yield api
 
 
 def telegram(api: FakeBotAPI) -> dict[str, object]:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, wait_until
-from fakebot import FakeBotAPI, check_markdown_v2
-from fakellm import FakeLLM, Reply
+from fakebot import FakeBotAPI, check_markdown_v2, serving
+from fakellm import FakeLLM
 from gateway_support import free_port, gateway
-from messaging_support import platform_detail
+from messaging_support import echo, platform_detail
 
 HERMES_BIN = Path(sys.executable).parent
 SECTION = "## Messaging: Telegram, webhooks, pairing"
@@ -43,16 +43,14 @@ def bash(environ: dict[str, str], script: str, cwd: Path) -> str:
 
 @pytest.fixture
 def llm() -> Iterator[FakeLLM]:
-    with FakeLLM(fallback=lambda r: Reply(text=f"re: {r.last_user_text}"),
-                 strict=False) as fake:
+    with FakeLLM(fallback=echo, strict=False) as fake:
         yield fake
 
 
 @pytest.fixture
 def bot() -> Iterator[FakeBotAPI]:
-    api = FakeBotAPI(TOKEN).start()
-    yield api
-    api.stop()
+    with serving(TOKEN) as api:
+        yield api
 
 
 def test_the_messaging_section_runs_as_written(environ: dict[str, str], root: Path,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import wait_until
-from fakebot import FakeBotAPI, check_markdown_v2
+from fakebot import FakeBotAPI, check_markdown_v2, serving
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
 from hermes.gateway.messaging.text import utf16_length
@@ -69,9 +69,8 @@ def fake_llm(script: Scripted) -> Iterator[FakeLLM]:
 
 @pytest.fixture(scope="module")
 def bot() -> Iterator[FakeBotAPI]:
-    api = FakeBotAPI(TOKEN).start()
-    yield api
-    api.stop()
+    with serving(TOKEN) as api:
+        yield api
 
 
 def telegram(api: FakeBotAPI, **settings: object) -> dict[str, object]:
