@@ -181,7 +181,28 @@ def base_image(built_images: list[str]) -> str:
     return ensure_base_image(built_images)
 
 
-NEEDS = {"docker_daemon": "docker", "sshd": "sshd", "nixpkgs_lib": "nix"}
+@pytest.fixture(scope="session")
+def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A real Synapse homeserver on a loopback port (see tests/synapse_support.py)."""
+    from synapse_support import start_synapse
+
+    server = start_synapse(tmp_path_factory.mktemp("synapse"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mail_servers() -> Iterator[object]:
+    """Dovecot (IMAP) and an SMTP server that delivers into it (tests/mail_support.py)."""
+    from mail_support import start_mail_servers
+
+    servers = start_mail_servers()
+    yield servers
+    servers.stop()
+
+
+NEEDS = {"docker_daemon": "docker", "sshd": "sshd", "nixpkgs_lib": "nix",
+         "synapse": "synapse", "mail_servers": "dovecot"}
 """Fixtures that need something of the machine, and the marker their tests get."""
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("litellm", "docker", "sqlite_utils", "dependency_injector", "telegram", "uvicorn",
-         "fastapi")
+         "fastapi", "mautrix", "aiohttp", "aioimaplib", "aiosmtplib")
 
 
 def test_help_lists_the_groups(hermes) -> None:

@@ -116,6 +116,102 @@ class TelegramSettings(MessagingSettings):
     """Send answers as MarkdownV2 (escaped; plain text when Telegram rejects the markup)."""
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def _http_url(url: str) -> str:
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise PydanticCustomError("url", "not an http(s) URL; e.g. https://matrix.example.org")
+    return url.rstrip("/")
+
+
+def _matrix_user(user_id: str) -> str:
+    if user_id and not re.fullmatch(r"@[^:\s]+:\S+", user_id):
+        raise PydanticCustomError("matrix_user", "not a Matrix user id; e.g. @hermes:example.org")
+    return user_id
+
+
+def _address(address: str) -> str:
+    if not re.fullmatch(r"[^@\s<>]+@[^@\s<>]+", address):
+        raise PydanticCustomError("address", "not an email address; e.g. hermes@example.org")
+    return address
+
+
+class MatrixSettings(MessagingSettings):
+    """``kind: matrix``: a Matrix account talking in rooms. It logs in with an access token,
+    the platform's ``token`` (``${secret:MATRIX_ACCESS_TOKEN}``), or with ``user_id`` and
+    ``password``. Unencrypted rooms only: end-to-end encryption may come later."""
+
+    homeserver: Annotated[NonBlank, AfterValidator(_http_url)]
+    """The homeserver's address, e.g. ``https://matrix.example.org``."""
+    user_id: Annotated[str, AfterValidator(_matrix_user)] = ""
+    """The agent's account, e.g. ``@hermes:example.org``: needed with ``password``; with a
+    token, checked against the account the token belongs to."""
+    password: str | None = None
+    """The account's password, by reference: ``${secret:MATRIX_PASSWORD}`` (instead of a
+    token; the login gets a token that lives only in memory)."""
+    device_id: NonBlank = "HERMES"
+    """The device a password login reuses, so restarts do not pile up devices."""
+    sync_timeout: Annotated[Integer, Field(ge=1, le=120)] = 30
+    """Seconds one sync request waits on the homeserver for news."""
+    require_mention: bool = True
+    """In rooms of more than two members, answer only messages that mention the agent,
+    reply to it, or continue a thread it answered in."""
+
+
+class EmailSettings(MessagingSettings):
+    """``kind: email``: a mailbox read over IMAP (IDLE, else polling) and answered over SMTP,
+    in the thread of the question. The password is the platform's ``token``, by reference:
+    ``${secret:EMAIL_PASSWORD}``; allowed senders are lower-case addresses."""
+
+    address: Annotated[NonBlank, AfterValidator(_address)]
+    """The agent's address: answers come from it."""
+    username: str = ""
+    """The login name on both servers (empty: ``address``)."""
+    imap_host: NonBlank
+    """The IMAP server, e.g. ``imap.example.org``."""
+    imap_port: Annotated[Integer, Field(ge=1, le=65535)] = 993
+    imap_tls: Literal["ssl", "none"] = "ssl"
+    """``ssl``: TLS from the start (port 993); ``none``: plain text, for a loopback host
+    only (the password would cross the network in the clear)."""
+    smtp_host: NonBlank
+    """The SMTP server answers are sent through, e.g. ``smtp.example.org``."""
+    smtp_port: Annotated[Integer, Field(ge=1, le=65535)] = 587
+    smtp_tls: Literal["starttls", "ssl", "none"] = "starttls"
+    """``starttls`` (port 587), ``ssl`` (port 465) or ``none`` (a loopback host only)."""
+    mailbox: NonBlank = "INBOX"
+    """The folder read for new mail."""
+    poll_interval: Annotated[Number, Field(gt=0)] = 60.0
+    """Seconds between checks for new mail when the server has no IDLE."""
+    idle_timeout: Annotated[Number, Field(gt=0, le=1740)] = 600.0
+    """Seconds one IDLE lasts before it is renewed (servers drop it after 30 minutes)."""
+    require_authentication: bool = True
+    """Take mail only when the receiving server vouches for the sender: its
+    ``Authentication-Results`` header (from ``authserv_id``) shows DMARC, or an SPF or DKIM
+    pass aligned with the From domain. A From address alone is easily forged."""
+    authserv_id: str = ""
+    """The name your mail server signs its ``Authentication-Results`` with, e.g.
+    ``mx.example.org`` (needed while ``require_authentication`` is on)."""
+    subject: NonBlank = "Message from Hermes"
+    """The subject of mail that answers nothing (cron results, webhook deliveries)."""
+    max_bytes: Annotated[Integer, Field(ge=1024)] = 10 * 1024 * 1024
+    """Larger messages are not downloaded nor answered (anyone can send the agent mail)."""
+
+    @model_validator(mode="after")
+    def _safe(self) -> EmailSettings:
+        for key, mode, host in (("imap_tls", self.imap_tls, self.imap_host),
+                                ("smtp_tls", self.smtp_tls, self.smtp_host)):
+            if mode == "none" and host not in LOOPBACK_HOSTS:
+                raise PydanticCustomError("plain_text", "{key}: none would send the password "
+                                          "to {host} in the clear; use TLS (none is for a "
+                                          "loopback host only)", {"key": key, "host": host})
+        if self.require_authentication and not self.authserv_id.strip():
+            raise PydanticCustomError("authserv_id", "authserv_id: empty — name the server "
+                                      "whose Authentication-Results to trust (e.g. "
+                                      "mx.example.org), or set require_authentication: false")
+        return self
+
+
 class WebhookRoute(PlatformSettings):
     """One ``POST /webhooks/<route>``: who may call it and what the agent is asked."""
 
@@ -197,7 +293,8 @@ class WebhookSettings(PlatformSettings):
 
 
 PLATFORM_SETTINGS: dict[str, type[PlatformSettings]] = {
-    "api_server": ApiServerSettings, "webhook": WebhookSettings, "telegram": TelegramSettings}
+    "api_server": ApiServerSettings, "webhook": WebhookSettings, "telegram": TelegramSettings,
+    "matrix": MatrixSettings, "email": EmailSettings}
 """The schema of ``settings`` for each platform kind."""
 
 

@@ -17,7 +17,9 @@ from hermes.gateway.base import PlatformAdapter, PlatformState
 
 ADAPTERS = {"api_server": "hermes.gateway.api_server.platform:ApiServerPlatform",
             "webhook": "hermes.gateway.webhook.platform:WebhookPlatform",
-            "telegram": "hermes.gateway.telegram.platform:TelegramPlatform"}
+            "telegram": "hermes.gateway.telegram.platform:TelegramPlatform",
+            "matrix": "hermes.gateway.matrix.platform:MatrixPlatform",
+            "email": "hermes.gateway.email.platform:EmailPlatform"}
 """The adapter class of each platform kind, imported only by the gateway that runs it."""
 
 

@@ -1,0 +1,1 @@
+"""The ``matrix`` platform (mautrix, imported only when it starts)."""
