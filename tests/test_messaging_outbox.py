@@ -1,6 +1,7 @@
-"""The outbox and the connection loop in one event loop, with a scripted ``deliver``: order,
-the rate limit, RetryAfter, holding replies while disconnected, dropping rejected ones,
-retrying errors, and reconnecting with backoff."""
+"""The outbox, the connection loop and the adapter base in one event loop, with a scripted
+``deliver``: order, the rate limit, RetryAfter, holding replies while disconnected,
+dropping rejected ones, retrying errors, reconnecting with backoff, and a message the
+gateway fails on."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 
-from hermes.gateway.base import MessageSource, PlatformState
+from hermes.config.schema import PlatformConfig
+from hermes.gateway.base import MessageEvent, MessageSource, PlatformState
+from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.connection import AccessDenied, Connection
 from hermes.gateway.messaging.outbox import (
     Backoff,
@@ -145,4 +149,44 @@ def test_access_denied_on_reconnect_fails_the_platform() -> None:
                                           FAST).run(), 5)
         assert (status.state, status.detail) == ("failed", "token revoked")
         assert not box.connected.is_set()
+    run(scenario)
+
+
+class OneShotPlatform(MessagingAdapter):
+    """A chat platform whose listener hands over the queued events once."""
+
+    def __init__(self, events: list[MessageEvent]):
+        config = PlatformConfig(kind="telegram", token="t", settings={"send_rate": 1000})
+        super().__init__("chat", config, SimpleNamespace(log=LOG), None)
+        self.events = events
+        self.connects = 0
+
+    async def connect(self) -> None:
+        self.connects += 1
+
+    async def listen(self) -> None:
+        while self.events:
+            await self.dispatch(self.events.pop(0))
+        await asyncio.Event().wait()
+
+    async def deliver(self, source: MessageSource, text: str) -> None:
+        pass
+
+
+def test_a_message_the_gateway_fails_on_does_not_drop_the_connection() -> None:
+    async def scenario() -> None:
+        handled: list[str] = []
+
+        async def handler(event: MessageEvent) -> None:
+            if event.text == "bad":
+                raise RuntimeError("a bug in handling")
+            handled.append(event.text)
+
+        platform = OneShotPlatform([MessageEvent(CHAT, "bad"), MessageEvent(CHAT, "good")])
+        await platform.start(handler)
+        await until(lambda: handled)
+        assert handled == ["good"] and platform.connects == 1
+        assert platform.status.state == "running"
+        await platform.stop()
+        await platform.close()
     run(scenario)

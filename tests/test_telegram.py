@@ -174,6 +174,7 @@ def test_pairing_through_the_chat_and_the_cli(served: tuple[Gateway, dict[str, s
     assert unescape(answer) == "re: now?"
     assert [r.last_user_text for r in llm.requests] == ["now?"]
     assert len(bot.texts(1234)) == 2  # the code, then the answer
+    assert code[1] not in (gw.home / "logs" / "gateway.log").read_text()  # only in the chat
     revoked = subprocess.run([sys.executable, "-m", "hermes", "pairing", "revoke", "telegram",
                               "1234"], env=environ, text=True, capture_output=True, timeout=120)
     assert revoked.returncode == 0, revoked.stderr

@@ -16,7 +16,7 @@ import pytest
 
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
-from hermes.gateway.webhook.signature import sign
+from hermes.gateway.webhook.signature import sign, verify
 from messaging_support import (
     WEBHOOK_SECRET,
     Since,
@@ -223,3 +223,12 @@ def test_unknown_routes_and_methods(hook: tuple[Gateway, str], llm: Since) -> No
     get = httpx.get(f"{url}issues", timeout=30)
     assert get.status_code == 405 and get.json()["error"]["code"] == "method_not_allowed"
     assert llm.requests == []
+
+
+def test_a_long_delivery_id_is_kept_short() -> None:
+    body, stamp = b"{}", str(int(time.time()))
+    headers = {"x-webhook-timestamp": stamp, "x-webhook-signature": sign("k", body, stamp),
+               "x-webhook-id": "x" * 10_000}
+    kept = verify("generic", "k", headers, body, 60)
+    assert kept.startswith("sha256:") and len(kept) == 71
+    assert verify("generic", "k", headers | {"x-webhook-id": "short-id"}, body, 60) == "short-id"

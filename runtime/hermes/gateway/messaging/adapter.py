@@ -100,9 +100,15 @@ class MessagingAdapter(PlatformAdapter):
         """Let go of the connection (close clients, sessions)."""
 
     async def dispatch(self, event: Any) -> None:
-        """Hand one ``MessageEvent`` to the gateway (a listener calls this)."""
+        """Hand one ``MessageEvent`` to the gateway (a listener calls this). A message the
+        gateway fails on is logged (without its text) and skipped: it must not look like a
+        lost connection, nor stop the messages after it."""
         assert self.on_message is not None, "start() sets the handler"
-        await self.on_message(event)
+        try:
+            await self.on_message(event)
+        except Exception as exc:  # noqa: BLE001 - one message, not the platform
+            self.log.exception("message not handled", exc_info=exc, extra={"fields": {
+                "platform": self.name, "chat": event.source.chat_id}})
 
 
 async def _cancel(tasks: list[asyncio.Task[None]]) -> None:

@@ -31,6 +31,8 @@ GITHUB_SIGNATURE = "x-hub-signature-256"
 GITHUB_ID = "x-github-delivery"
 MAX_SEEN = 100_000
 """Ids remembered per route at most (the oldest are forgotten first)."""
+MAX_ID = 128
+"""Longer delivery ids are remembered by their SHA-256 (memory stays bounded)."""
 
 
 class Unauthorized(Exception):
@@ -70,7 +72,7 @@ def verify(scheme: str, secret: str, headers: Mapping[str, str], body: bytes, wi
     if scheme == "github":
         given = _signature(headers, GITHUB_SIGNATURE)
         _check(given, sign(secret, body), GITHUB_SIGNATURE)
-        return headers.get(GITHUB_ID) or given
+        return _short(headers.get(GITHUB_ID) or given)
     given = _signature(headers, GENERIC_SIGNATURE)
     stamp = headers.get(GENERIC_TIMESTAMP)
     if stamp is None:
@@ -83,7 +85,13 @@ def verify(scheme: str, secret: str, headers: Mapping[str, str], body: bytes, wi
     if abs(age) > window:
         raise Unauthorized(f"stale delivery: its timestamp is {age:+.0f} s from now, outside "
                            f"the replay window of {window:g} s")
-    return headers.get(GENERIC_ID) or given
+    return _short(headers.get(GENERIC_ID) or given)
+
+
+def _short(delivery_id: str) -> str:
+    if len(delivery_id) <= MAX_ID:
+        return delivery_id
+    return "sha256:" + hashlib.sha256(delivery_id.encode("utf-8", "replace")).hexdigest()
 
 
 def sign(secret: str, body: bytes, timestamp: str | None = None) -> str:
