@@ -1,9 +1,9 @@
 # home-manager module: programs.hermes-agent — the same declarative profiles for one
 # user, rooted in ~/.hermes by default. Settings become the same read-only layer as
-# on NixOS; gateways run as systemd user services and homes and seed files come from
-# the user's systemd-tmpfiles (Linux). home-manager has no systemd on darwin (its
-# modules refuse those options there): an activation step makes the homes instead,
-# and a gateway is refused with the fix.
+# on NixOS; gateways (and `cron tick` on a timer) run as systemd user services and
+# homes and seed files come from the user's systemd-tmpfiles (Linux). home-manager has
+# no systemd on darwin (its modules refuse those options there): an activation step
+# makes the homes instead, and a gateway or a timer is refused with the fix.
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption types;
@@ -13,25 +13,44 @@ let
 
   layer = hermesLib.mkConfigLayer pkgs settingsFormat cfg.profiles;
   gatewayProfiles = lib.filterAttrs (_: p: p.gateway.enable) cfg.profiles;
+  timerProfiles = lib.filterAttrs (_: p: p.cron.timer.enable) cfg.profiles;
+
+  # What a profile's gateway and cron tick services share.
+  serviceBase = name: profile: {
+    Environment = lib.mapAttrsToList (k: v: "${k}=${v}")
+      (hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; });
+    EnvironmentFile = profile.environmentFiles;
+    UMask = "0077";
+    NoNewPrivileges = true;
+    PrivateTmp = true;
+    LockPersonality = true;
+    RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+  } // lib.optionalAttrs (profile.gateway.workingDirectory != null) {
+    WorkingDirectory = profile.gateway.workingDirectory;
+  };
 
   gatewayUnit = name: profile: {
     Unit.Description = "Hermes gateway of profile ${name}";
-    Service = {
+    Service = serviceBase name profile // {
       ExecStart = hermesLib.gatewayCommand cfg.package name profile;
-      Environment = lib.mapAttrsToList (k: v: "${k}=${v}")
-        (hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; });
-      EnvironmentFile = profile.environmentFiles;
       Restart = "on-failure";
       RestartSec = 5;
-      UMask = "0077";
-      NoNewPrivileges = true;
-      PrivateTmp = true;
-      LockPersonality = true;
-      RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
-    } // lib.optionalAttrs (profile.gateway.workingDirectory != null) {
-      WorkingDirectory = profile.gateway.workingDirectory;
     };
     Install.WantedBy = [ "default.target" ];
+  };
+
+  cronUnit = name: profile: {
+    Unit.Description = "Hermes scheduled jobs of profile ${name}";
+    Service = serviceBase name profile // {
+      Type = "oneshot";
+      ExecStart = hermesLib.cronTickCommand cfg.package name profile;
+    };
+  };
+
+  cronTimer = name: profile: {
+    Unit.Description = "Hermes scheduled jobs of profile ${name}";
+    Timer = hermesLib.cronTimerConfig profile;
+    Install.WantedBy = [ "timers.target" ];
   };
 in
 {
@@ -60,7 +79,11 @@ in
       ++ lib.mapAttrsToList (name: _: {
         assertion = pkgs.stdenv.isLinux;
         message = "programs.hermes-agent.profiles.${name}.gateway.enable: gateways run as systemd user services, which home-manager has on Linux only; set it to false here (or to pkgs.stdenv.isLinux) and start `hermes -p ${name} gateway run` yourself.";
-      }) gatewayProfiles;
+      }) gatewayProfiles
+      ++ lib.mapAttrsToList (name: _: {
+        assertion = pkgs.stdenv.isLinux;
+        message = "programs.hermes-agent.profiles.${name}.cron.timer.enable: the timer is a systemd user timer, which home-manager has on Linux only; set it to false here and run `hermes -p ${name} cron tick` from launchd or cron yourself.";
+      }) timerProfiles;
 
     home.packages = [ (hermesLib.mkWrapper { inherit pkgs cfg layer; }) ];
 
@@ -71,6 +94,11 @@ in
       (lib.hm.dag.entryAfter [ "writeBoundary" ] (hermesLib.homeLayoutScript cfg.stateDir cfg.profiles));
 
     systemd.user.services = lib.mkIf pkgs.stdenv.isLinux (lib.mapAttrs' (name: profile:
-      lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles);
+      lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles
+      // lib.mapAttrs' (name: profile:
+        lib.nameValuePair "hermes-agent-${name}-cron" (cronUnit name profile)) timerProfiles);
+
+    systemd.user.timers = lib.mkIf pkgs.stdenv.isLinux (lib.mapAttrs' (name: profile:
+      lib.nameValuePair "hermes-agent-${name}-cron" (cronTimer name profile)) timerProfiles);
   };
 }

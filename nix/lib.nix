@@ -111,6 +111,22 @@ rec {
           };
         };
 
+        cron.timer = {
+          enable = lib.mkEnableOption ''
+            a systemd timer running `hermes -p <name> cron tick` (the profile's due
+            scheduled jobs, once each) for a profile without a gateway; a gateway runs
+            its profile's jobs itself'';
+          onCalendar = mkOption {
+            type = types.str;
+            default = "minutely";
+            example = "*:0/5";
+            description = ''
+              When the timer fires (systemd's `OnCalendar=`). Runs missed while the
+              machine was off are made up once (`Persistent=`), as the gateway does.
+            '';
+          };
+        };
+
         extraPlugins = mkOption {
           type = types.listOf types.path;
           default = [ ];
@@ -263,6 +279,18 @@ rec {
     "-p" name "gateway" "run"
   ] ++ profile.gateway.extraArgs);
 
+  /* The command line of a profile's `cron tick`, run by its timer. */
+  cronTickCommand = package: name: profile: lib.concatMapStringsSep " " escapeSystemdExecArg [
+    "${packageWith package profile.extraPythonPackages}/bin/hermes"
+    "-p" name "cron" "tick"
+  ];
+
+  /* The timer of a profile's `cron tick` service (NixOS and home-manager spell it alike). */
+  cronTimerConfig = profile: {
+    OnCalendar = profile.cron.timer.onCalendar;
+    Persistent = true;
+  };
+
   /* One word of an ExecStart= line: quoted as systemd unquotes it (C escapes), and
      `%` (specifiers: %n is the unit's name, %2 makes the unit fail to load) and `$`
      (environment variables) doubled so the argument arrives as written. */
@@ -388,8 +416,12 @@ rec {
         message = ''${where}.environmentFiles: ${lib.concatStringsSep ", " storeFiles} is in the Nix store, which every user can read; give the path of a file outside it as a string (e.g. config.age.secrets.<name>.path).'';
       }
       {
-        assertion = profile.environmentFiles == [ ] || profile.gateway.enable;
-        message = "${where}.environmentFiles: only the gateway's unit reads them and this profile runs no gateway; set ${where}.gateway.enable = true, or keep the secrets in the profile's .env (hermes -p ${name} config set NAME VALUE).";
+        assertion = profile.environmentFiles == [ ] || profile.gateway.enable || profile.cron.timer.enable;
+        message = "${where}.environmentFiles: only the gateway's unit reads them and this profile runs no gateway; set ${where}.gateway.enable = true (or ${where}.cron.timer.enable = true), or keep the secrets in the profile's .env (hermes -p ${name} config set NAME VALUE).";
+      }
+      {
+        assertion = !(profile.gateway.enable && profile.cron.timer.enable);
+        message = "${where}.cron.timer.enable: the profile's gateway runs its scheduled jobs already (every minute); set cron.timer.enable = false, or gateway.enable = false.";
       }
       {
         assertion = relative == [ ];

@@ -3,8 +3,9 @@
 # Each profile's `settings` become a read-only config layer in the store
 # (HERMES_CONFIG_LAYERS); the profile's own config.yaml, secrets, memories and
 # sessions stay in its home under `stateDir`. One hardened systemd unit per profile
-# with `gateway.enable`. Nothing writes into the state directory at activation:
-# directories and seed files come from systemd (StateDirectory, tmpfiles).
+# with `gateway.enable`; a timer running `hermes cron tick` per profile with
+# `cron.timer.enable` (no gateway). Nothing writes into the state directory at
+# activation: directories and seed files come from systemd (StateDirectory, tmpfiles).
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption types;
@@ -15,6 +16,8 @@ let
   layer = hermesLib.mkConfigLayer pkgs settingsFormat cfg.profiles;
   homeOf = hermesLib.homeOf cfg.stateDir;
   gatewayProfiles = lib.filterAttrs (_: p: p.gateway.enable) cfg.profiles;
+  timerProfiles = lib.filterAttrs (_: p: p.cron.timer.enable) cfg.profiles;
+  unitProfiles = gatewayProfiles // timerProfiles;
 
   # StateDirectory= only takes paths under /var/lib; elsewhere the unit may write
   # to stateDir through ReadWritePaths= and tmpfiles creates it.
@@ -29,62 +32,80 @@ let
     else "${cfg.stateDir}-workspaces/${name}";
   ownWorkspace = profile: profile.gateway.workingDirectory == null;
 
-  gatewayUnit = name: profile: {
-    description = "Hermes gateway of profile ${name}";
-    wantedBy = [ "multi-user.target" ];
+  # What a profile's units share: its environment, secrets, workspace, state
+  # directories and the hardening.
+  unitBase = name: profile: {
     wants = [ "network-online.target" ];
     after = [ "network-online.target" ];
     environment = hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; };
-    serviceConfig = {
+  };
+
+  hardened = name: profile: {
+    EnvironmentFile = profile.environmentFiles;
+    User = cfg.user;
+    Group = cfg.group;
+    WorkingDirectory = workspaceOf name profile;
+    UMask = "0077";
+
+    NoNewPrivileges = true;
+    ProtectSystem = "strict";
+    ProtectHome = true;
+    PrivateTmp = true;
+    PrivateDevices = true;
+    ProtectKernelTunables = true;
+    ProtectKernelModules = true;
+    ProtectKernelLogs = true;
+    ProtectControlGroups = true;
+    ProtectClock = true;
+    ProtectHostname = true;
+    ProtectProc = "invisible";
+    # AF_UNIX: the warm CLI server's socket in the home; AF_INET*: platforms, models.
+    RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+    RestrictNamespaces = true;
+    RestrictRealtime = true;
+    RestrictSUIDSGID = true;
+    LockPersonality = true;
+    # The runtime would hold it (CPython maps no writable+executable memory), but the
+    # agent's commands inherit it and JITs (node, java) crash: per profile, off by
+    # default; the local sandbox confines those commands.
+    MemoryDenyWriteExecute = profile.gateway.memoryDenyWriteExecute;
+    # @sandbox: Landlock and seccomp, how the local sandbox confines commands here
+    # (RestrictNamespaces leaves bubblewrap out).
+    SystemCallFilter = [ "@system-service" "@sandbox" "~@privileged" ];
+    SystemCallErrorNumber = "EPERM";
+    SystemCallArchitectures = "native";
+    CapabilityBoundingSet = "";
+    AmbientCapabilities = "";
+    RemoveIPC = true;
+  } // (if underVarLib then {
+    StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}" ]
+      ++ lib.optionals (ownWorkspace profile)
+        [ "${stateRelative}-workspaces" "${stateRelative}-workspaces/${name}" ];
+    StateDirectoryMode = "0700";
+  } else {
+    ReadWritePaths = [ cfg.stateDir ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
+  });
+
+  gatewayUnit = name: profile: unitBase name profile // {
+    description = "Hermes gateway of profile ${name}";
+    wantedBy = [ "multi-user.target" ];
+    serviceConfig = hardened name profile // {
       ExecStart = hermesLib.gatewayCommand cfg.package name profile;
-      EnvironmentFile = profile.environmentFiles;
-      User = cfg.user;
-      Group = cfg.group;
-      WorkingDirectory = workspaceOf name profile;
       Restart = "on-failure";
       RestartSec = 5;
       # SIGTERM lets running turns finish (gateway.shutdown_grace, 30 s by default).
       TimeoutStopSec = 60;
-      UMask = "0077";
+    };
+  };
 
-      NoNewPrivileges = true;
-      ProtectSystem = "strict";
-      ProtectHome = true;
-      PrivateTmp = true;
-      PrivateDevices = true;
-      ProtectKernelTunables = true;
-      ProtectKernelModules = true;
-      ProtectKernelLogs = true;
-      ProtectControlGroups = true;
-      ProtectClock = true;
-      ProtectHostname = true;
-      ProtectProc = "invisible";
-      # AF_UNIX: the warm CLI server's socket in the home; AF_INET*: platforms, models.
-      RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
-      RestrictNamespaces = true;
-      RestrictRealtime = true;
-      RestrictSUIDSGID = true;
-      LockPersonality = true;
-      # The runtime would hold it (CPython maps no writable+executable memory), but the
-      # agent's commands inherit it and JITs (node, java) crash: per profile, off by
-      # default; the local sandbox confines those commands.
-      MemoryDenyWriteExecute = profile.gateway.memoryDenyWriteExecute;
-      # @sandbox: Landlock and seccomp, how the local sandbox confines commands here
-      # (RestrictNamespaces leaves bubblewrap out).
-      SystemCallFilter = [ "@system-service" "@sandbox" "~@privileged" ];
-      SystemCallErrorNumber = "EPERM";
-      SystemCallArchitectures = "native";
-      CapabilityBoundingSet = "";
-      AmbientCapabilities = "";
-      RemoveIPC = true;
-    } // (if underVarLib then {
-      StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}" ]
-        ++ lib.optionals (ownWorkspace profile)
-          [ "${stateRelative}-workspaces" "${stateRelative}-workspaces/${name}" ];
-      StateDirectoryMode = "0700";
-    } else {
-      ReadWritePaths = [ cfg.stateDir ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
-    });
+  # `hermes cron tick` runs the due jobs and exits; systemd starts no second tick while
+  # one runs, and the jobs file's lock keeps a job from running twice anyway.
+  cronUnit = name: profile: unitBase name profile // {
+    description = "Hermes scheduled jobs of profile ${name}";
+    serviceConfig = hardened name profile // {
+      Type = "oneshot";
+      ExecStart = hermesLib.cronTickCommand cfg.package name profile;
+    };
   };
 in
 {
@@ -135,7 +156,7 @@ in
       }
       ++ [
         {
-          assertion = gatewayProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);
+          assertion = unitProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);
           message = "services.hermes-agent.stateDir: ${cfg.stateDir} is hidden from the gateways by ProtectHome=true; use a directory under /var/lib.";
         }
       ];
@@ -157,10 +178,19 @@ in
       # Outside /var/lib no StateDirectory= makes the units' own workspaces.
       ++ lib.optionals (!underVarLib) (lib.concatLists (lib.mapAttrsToList (name: profile:
         lib.optional (ownWorkspace profile) "d ${workspaceOf name profile} 0700 ${cfg.user} ${cfg.group} - -")
-        gatewayProfiles));
+        unitProfiles));
 
     systemd.services = lib.mapAttrs' (name: profile:
-      lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles;
+      lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles
+      // lib.mapAttrs' (name: profile:
+        lib.nameValuePair "hermes-agent-${name}-cron" (cronUnit name profile)) timerProfiles;
+
+    systemd.timers = lib.mapAttrs' (name: profile:
+      lib.nameValuePair "hermes-agent-${name}-cron" {
+        description = "Hermes scheduled jobs of profile ${name}";
+        wantedBy = [ "timers.target" ];
+        timerConfig = hermesLib.cronTimerConfig profile;
+      }) timerProfiles;
 
     environment.systemPackages = [ adminWrapper ];
   };

@@ -51,7 +51,9 @@ def test_version(hermes_subprocess) -> None:
 
 @pytest.mark.parametrize("argv", [["--version"], ["profile", "list"], ["config", "show"],
                                   ["config", "explain", "provider.model"], ["doctor"],
-                                  ["curator", "status"], ["pairing", "list"]])
+                                  ["curator", "status"], ["pairing", "list"],
+                                  ["cron", "list"], ["cron", "add", "0 9 * * 1-5", "Hello"],
+                                  ["cron", "pause", "nosuchjob"]])
 def test_management_commands_never_import_heavy_libraries(argv: list[str], environ) -> None:
     code = (
         "import sys, json\n"

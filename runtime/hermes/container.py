@@ -21,6 +21,11 @@ from hermes.agent.factory import AgentDeps, AgentFactory
 from hermes.agent.hooks import build_hooks
 from hermes.config.schema import HermesConfig
 from hermes.credentials import Secrets
+from hermes.cron.manage import Jobs
+from hermes.cron.service import CronService
+from hermes.cron.store import job_store
+from hermes.cron.targets import Destinations
+from hermes.cron.tools import cronjob_tool
 from hermes.environments.base import open_environment
 from hermes.environments.docker import DockerEnvironment
 from hermes.environments.local import LocalEnvironment
@@ -32,6 +37,7 @@ from hermes.learning.service import build_learning
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
+from hermes.mcp.service import McpService, open_mcp
 from hermes.plugins.host import plugin_host
 from hermes.plugins.shell_hooks import ShellHooks
 from hermes.plugins.wiring import (
@@ -50,10 +56,15 @@ from hermes.tools.registry import build_tool_registry
 
 
 def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
-                   environ: Mapping[str, str]) -> list[Any]:
-    """Tools that services contribute: the memory service's (``tool_specs()``) and the
-    skill tools over the skills store."""
-    return [*memory.tool_specs(), *skill_tools(skills, environ=environ)]
+                   environ: Mapping[str, str], jobs: Jobs) -> list[Any]:
+    """Tools that services contribute: the memory service's (``tool_specs()``), the
+    skill tools over the skills store and the ``cronjob`` tool over the profile's jobs."""
+    return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs)]
+
+
+def _contributed_toolsets(plugins: Any, mcp: McpService) -> list[Any]:
+    """Toolsets added at run time: the plugins', then one per MCP server."""
+    return [*plugin_toolsets(plugins), *mcp.toolsets()]
 
 
 def _review_specs_of(memory: MemoryProvider, skills: SkillsStore,
@@ -95,6 +106,11 @@ class RuntimeContainer(containers.DeclarativeContainer):
                                       environ=environ)
     """Commands the config runs on hook events (``hooks``), once accepted."""
 
+    mcp = providers.Resource(open_mcp, home=home, servers=settings.provided.mcp_servers,
+                             environ=environ)
+    """The servers of ``mcp_servers``, started with the runtime (in parallel); their tools
+    are ``mcp_<server>_<tool>`` in the toolsets ``mcp-<server>``."""
+
     # ``.provided.provider`` would name the provider object itself, hence attrgetter.
     model = providers.Singleton(
         model_client, settings=providers.Callable(attrgetter("provider"), settings),
@@ -118,13 +134,19 @@ class RuntimeContainer(containers.DeclarativeContainer):
                                                                   plugins.provider))
     """The home's skills, ``skills.directories`` and the bundled ones (``skills.*``)."""
 
+    cron_store = providers.Singleton(job_store, home=home, settings=settings.provided.cron,
+                                     environ=environ)
+    destinations = providers.Singleton(Destinations.of, settings.provided.platforms)
+    jobs = providers.Singleton(Jobs, store=cron_store, skills=skills, destinations=destinations)
+    """The profile's scheduled jobs, changed with every check (``hermes cron``, ``cronjob``)."""
+
     tools = providers.Singleton(
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
-        specs=providers.Callable(_tool_specs_of, memory, skills, environ),
-        contributed=providers.Callable(plugin_toolsets, plugins),
+        specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs),
+        contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 
     _env_settings = settings.provided.environment
@@ -193,6 +215,12 @@ class RuntimeContainer(containers.DeclarativeContainer):
             plugins=plugins,
         ),
     )
+
+
+    cron = providers.Singleton(CronService, store=cron_store, factory=agent_factory,
+                               skills=skills, destinations=destinations,
+                               keep_outputs=settings.provided.cron.keep_outputs)
+    """Runs the profile's jobs (the gateway's ticks, ``hermes cron tick | run``)."""
 
 
 class Runtime:

@@ -76,6 +76,19 @@ let
         });
         default = { };
       };
+      systemd.timers = mkOption {
+        type = types.attrsOf (types.submodule {
+          options = {
+            description = mkOption { type = types.str; };
+            wantedBy = mkOption { type = types.listOf types.str; default = [ ]; };
+            timerConfig = mkOption {
+              type = types.attrsOf (types.oneOf [ types.bool types.int types.str ]);
+              default = { };
+            };
+          };
+        });
+        default = { };
+      };
       environment.systemPackages = mkOption { type = types.listOf types.package; default = [ ]; };
     };
   };
@@ -94,7 +107,7 @@ let
         message = "The module systemd.user.tmpfiles does not support your platform. It only supports Linux.";
       }
       {
-        assertion = config.systemd.user.services == { };
+        assertion = config.systemd.user.services == { } && config.systemd.user.timers == { };
         message = "The module systemd does not support your platform. It only supports Linux.";
       }
     ];
@@ -115,6 +128,16 @@ let
         type = types.attrsOf (types.submodule {
           options = lib.genAttrs [ "Unit" "Service" "Install" ] (_: mkOption {
             type = types.attrsOf (types.oneOf [ types.bool types.int types.str (types.listOf types.str) ]);
+            default = { };
+          });
+        });
+        default = { };
+      };
+      systemd.user.timers = mkOption {
+        type = types.attrsOf (types.submodule {
+          options = lib.genAttrs [ "Unit" "Timer" "Install" ] (_: mkOption {
+            type = types.attrsOf (types.oneOf [ types.bool types.int types.str (types.listOf types.str) ]);
+            default = { };
           });
         });
         default = { };
@@ -156,12 +179,14 @@ in
 if target != "nixos" then {
   inherit failedAssertions layer;
   units = config.systemd.user.services;
+  timers = config.systemd.user.timers;
   tmpfiles = config.systemd.user.tmpfiles.rules;
   activation = config.home.activation;
   packages = map (p: { inherit (p) name; text = p.text or null; }) config.home.packages;
 } else {
   inherit failedAssertions layer;
   units = config.systemd.services;
+  timers = config.systemd.timers;
   settings = lib.mapAttrs (_: p: p.settings) cfg.profiles;
   pluginDirs = lib.mapAttrs (name: p: {
     path = "${hermesLib.mkPluginsDir pkgs name p.extraPlugins}";

@@ -26,6 +26,7 @@ from hermes.tools.context import ApprovalCallback, ClarifyCallback, ToolContext
 from hermes.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from hermes.gateway.base import MessageSource
     from hermes.learning.service import LearningService
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
@@ -74,6 +75,11 @@ class Interaction:
     toolsets: tuple[str, ...] | None = None
     """Only these toolsets (within the profile's) for the session's turns, e.g. a webhook
     route's; None: all the profile's."""
+    without: tuple[str, ...] = ()
+    """Toolsets the session never gets, e.g. a cron run's ``cron`` (a job cannot schedule
+    jobs)."""
+    origin: MessageSource | None = None
+    """The chat the session talks to, for tools that answer there later (``cronjob``)."""
 
 
 class AgentFactory:
@@ -104,7 +110,8 @@ class AgentFactory:
     def tools(self, how: Interaction) -> ToolRegistry:
         """The tools a session gets: the profile's, restricted by ``how.toolsets``."""
         tools = self.deps.tools
-        return tools if how.toolsets is None else tools.restricted(how.toolsets)
+        tools = tools if how.toolsets is None else tools.restricted(how.toolsets)
+        return tools.without(how.without) if how.without else tools
 
     def system_prompt(self, session_id: str, platform: str,
                       tools: ToolRegistry | None = None) -> str:
@@ -146,6 +153,7 @@ class AgentFactory:
             clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
             approval_mode=d.approvals.mode, judge=judge,
             max_result_chars=d.settings.tool_result_max_chars,
+            origin=how.origin,
             environment_files=d.environment_files)
         compression = d.settings.compression
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,

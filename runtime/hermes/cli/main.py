@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "skills": ("skills_cmd", "app", True),
     "pairing": ("pairing_cmd", "app", True),
     "curator": ("curator_cmd", "app", True),
+    "cron": ("cron_cmd", "app", True),
     "plugins": ("plugins_cmd", "app", True),
     "hooks": ("hooks_cmd", "app", True),
 }

@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from hermes.config.cron_schema import CronConfig, HomeChannel
 from hermes.config.groups import GROUPS
 from hermes.config.learning_schema import CuratorConfig, LearningConfig
 from hermes.config.platform_schema import PlatformSettings, check_kind, typed_settings
@@ -284,6 +285,9 @@ class PlatformConfig(Section):
         default_factory=list)
     """Users allowed to talk to the agent (ids as the platform gives them; ``a,b`` is a
     list); empty means nobody but users paired with ``hermes pairing approve``."""
+    home_channel: HomeChannel = None
+    """The chat scheduled jobs deliver to when they name just this platform (``deliver:
+    telegram``): ``CHAT_ID`` or ``CHAT_ID:THREAD``."""
     settings: SerializeAsAny[PlatformSettings] = Field(default_factory=dict,
                                                        validate_default=True)
     """Adapter-specific settings, typed by ``kind`` (``hermes.config.platform_schema``)."""
@@ -477,6 +481,8 @@ class HermesConfig(Section):
     """Where skills are found and how the prompt lists them."""
     learning: LearningConfig = LearningConfig()
     """The background review that saves memories and skills after turns."""
+    cron: CronConfig = CronConfig()
+    """Scheduled jobs: time zone, outputs kept (``hermes.cron``)."""
     curator: CuratorConfig = CuratorConfig()
     """Upkeep of the home's skills: stale marks and archiving."""
     display: DisplayConfig = DisplayConfig()

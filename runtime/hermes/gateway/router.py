@@ -99,7 +99,7 @@ class SessionRouter:
     def _agent(self, key: str, source: MessageSource, loop: asyncio.AbstractEventLoop
                ) -> Agent:
         how = Interaction(source=source.platform, stream=False, interactive=True,
-                          approve=self.approvals.callback(source, loop))
+                          approve=self.approvals.callback(source, loop), origin=source)
         agent = self.service.open(how, self._sessions.get(key))
         if self._sessions.get(key) != agent.session_id:
             self._sessions[key] = agent.session_id

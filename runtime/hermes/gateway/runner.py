@@ -7,8 +7,10 @@ that fails to start is reported (log, status) and the others keep serving.
 Shutdown: the first SIGTERM/SIGINT stops accepting; turns already running may
 finish for ``gateway.shutdown_grace`` seconds, then they are interrupted (their
 transcripts stay valid) and answered. A second signal stops at once. Background
-learning reviews get the same grace. Every ``CURATE_EVERY`` seconds (and at start)
-each profile's skills curator is ticked; it runs only when due.
+learning reviews and scheduled jobs' runs get the same grace. Every ``TICK_EVERY``
+seconds (and at start) each profile's due jobs are started (``hermes.cron.ticker``).
+Every ``CURATE_EVERY`` seconds (and at start) each profile's skills curator is ticked;
+it runs only when due.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hermes.cron.ticker import TICK_EVERY, CronTicker
 from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.platform import Listeners
 from hermes.gateway.base import PlatformAdapter, PlatformState
@@ -60,6 +63,8 @@ class _Profile:
         self.adapters: list[PlatformAdapter] = []
         self.failed: dict[str, PlatformState] = {}
         self.router = SessionRouter(service)
+        self.cron = CronTicker(service.runtime.container.cron(), service,
+                               self.router.adapters, service.runtime.settings.cron.enabled)
 
 
 class Gateway:
@@ -168,9 +173,13 @@ class Gateway:
                 "platform": name, "detail": adapter.status.detail}})
 
     async def _until_stopped(self) -> None:
-        next_curation = 0.0
+        next_curation = next_tick = 0.0
         while not self._stop.is_set():
             self._write_status("running")
+            if time.monotonic() >= next_tick:  # at start too: runs missed while down
+                next_tick = time.monotonic() + TICK_EVERY
+                for profile in self.profiles:
+                    await profile.cron.tick()
             if time.monotonic() >= next_curation:
                 next_curation = time.monotonic() + CURATE_EVERY
                 await self._curate()
@@ -208,7 +217,8 @@ class Gateway:
         try:
             await asyncio.gather(*(adapter.stop() for p in self.profiles
                                    for adapter in p.adapters), return_exceptions=True)
-            await asyncio.gather(*(p.router.drain() for p in self.profiles))
+            await asyncio.gather(*(p.router.drain() for p in self.profiles),
+                                 *(p.cron.drain() for p in self.profiles))
         finally:
             timer.cancel()
         await asyncio.gather(*(adapter.close() for p in self.profiles

@@ -23,6 +23,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("memory", "fact_remember", "fact_recall", "fact_forget")),
     ToolsetSpec("skills", "Skills: list, load and write reusable procedures (SKILL.md).",
                 tools=("skills_list", "skill_view", "skill_manage")),
+    ToolsetSpec("cron", "Scheduled jobs: create, list, pause, resume and remove them.",
+                tools=("cronjob",)),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )

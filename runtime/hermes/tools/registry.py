@@ -40,6 +40,8 @@ class ToolRegistry:
     only: frozenset[str] | None = None
     """When set, only tools of these toolsets (with their includes) are visible, besides
     the configured ones' filter: a restriction, never a widening."""
+    excluded: frozenset[str] = frozenset()
+    """Toolsets never visible, whatever includes them (a cron run's ``cron``)."""
     _specs: dict[str, ToolSpec] = field(default_factory=dict)
     _toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
     _added: set[str] = field(default_factory=set)
@@ -80,11 +82,15 @@ class ToolRegistry:
         active = expand_toolsets(sorted(self.enabled_toolsets | self._added), self._toolsets)
         if self.only is not None:
             active &= expand_toolsets(sorted(self.only), self._toolsets)
-        return active
+        return active - self.excluded
 
     def restricted(self, toolsets: Iterable[str]) -> ToolRegistry:
         """The same tools, only those of ``toolsets`` visible (shares the declarations)."""
         return replace(self, only=frozenset(toolsets))
+
+    def without(self, toolsets: Iterable[str]) -> ToolRegistry:
+        """The same tools, but none of ``toolsets`` (shares the declarations)."""
+        return replace(self, excluded=self.excluded | frozenset(toolsets))
 
     def unknown_toolsets(self) -> list[str]:
         """Enabled names that no toolset declaration or tool provides (for diagnostics)."""
