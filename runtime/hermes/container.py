@@ -37,7 +37,6 @@ from hermes.learning.service import build_learning
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
-from hermes.mcp.service import McpService, open_mcp
 from hermes.plugins.host import plugin_host
 from hermes.plugins.shell_hooks import ShellHooks
 from hermes.plugins.wiring import (
@@ -60,11 +59,6 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
     """Tools that services contribute: the memory service's (``tool_specs()``), the
     skill tools over the skills store and the ``cronjob`` tool over the profile's jobs."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs)]
-
-
-def _contributed_toolsets(plugins: Any, mcp: McpService) -> list[Any]:
-    """Toolsets added at run time: the plugins', then one per MCP server."""
-    return [*plugin_toolsets(plugins), *mcp.toolsets()]
 
 
 def _review_specs_of(memory: MemoryProvider, skills: SkillsStore,
@@ -106,11 +100,6 @@ class RuntimeContainer(containers.DeclarativeContainer):
                                       environ=environ)
     """Commands the config runs on hook events (``hooks``), once accepted."""
 
-    mcp = providers.Resource(open_mcp, home=home, servers=settings.provided.mcp_servers,
-                             environ=environ)
-    """The servers of ``mcp_servers``, started with the runtime (in parallel); their tools
-    are ``mcp_<server>_<tool>`` in the toolsets ``mcp-<server>``."""
-
     # ``.provided.provider`` would name the provider object itself, hence attrgetter.
     model = providers.Singleton(
         model_client, settings=providers.Callable(attrgetter("provider"), settings),
@@ -146,7 +135,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
         specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs),
-        contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
+        contributed=providers.Callable(plugin_toolsets, plugins),
     )
 
     _env_settings = settings.provided.environment
@@ -215,7 +204,6 @@ class RuntimeContainer(containers.DeclarativeContainer):
             plugins=plugins,
         ),
     )
-
 
     cron = providers.Singleton(CronService, store=cron_store, factory=agent_factory,
                                skills=skills, destinations=destinations,
