@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes.agent.approval_judge import ModelJudge
@@ -16,6 +17,7 @@ from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
 from hermes.config.schema import AgentConfig, ApprovalsConfig
 from hermes.environments.base import Environment
+from hermes.environments.files import Files
 from hermes.home import Home
 from hermes.memory.base import MemoryProvider
 from hermes.models.base import ModelClient
@@ -80,6 +82,13 @@ class Interaction:
     jobs)."""
     origin: MessageSource | None = None
     """The chat the session talks to, for tools that answer there later (``cronjob``)."""
+    cwd: str | None = None
+    """The session's own working directory (an editor's project over ACP): context files
+    are found there, relative paths start there and, in a local environment, commands
+    run there. None: the environment's."""
+    files: Files | None = None
+    """File access for the file tools in place of the environment's (an editor's, which
+    sees unsaved buffers); None: the environment's."""
 
 
 class AgentFactory:
@@ -94,7 +103,7 @@ class AgentFactory:
         client's system message) are layered under the agent's own system prompt."""
         d = self.deps
         session_id = session_id or uuid.uuid4().hex
-        prompt = self.system_prompt(session_id, how.source, self.tools(how))
+        prompt = self.system_prompt(session_id, how.source, self.tools(how), cwd=how.cwd)
         if instructions:
             prompt += f"\n\n## Instructions from the client application\n\n{instructions}"
         d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
@@ -114,14 +123,15 @@ class AgentFactory:
         return tools.without(how.without) if how.without else tools
 
     def system_prompt(self, session_id: str, platform: str,
-                      tools: ToolRegistry | None = None) -> str:
+                      tools: ToolRegistry | None = None, cwd: str | None = None) -> str:
         """A new session's system prompt, built once and stored with the session."""
         d = self.deps
         tools = tools or d.tools
-        environment_cwd = getattr(d.environment, "cwd", None)
+        environment = self.environment(cwd)
+        environment_cwd = getattr(environment, "cwd", None)
         return build_system_prompt(PromptInputs(
             home=d.home, memory=d.memory, **skills_inputs(d.skills, tools),
-            cwd=working_directory(d.environment.kind, environment_cwd), session_id=session_id,
+            cwd=working_directory(environment.kind, environment_cwd), session_id=session_id,
             has_tools=bool(tools.names()), personality=d.settings.personality,
             platform=platform))
 
@@ -139,6 +149,11 @@ class AgentFactory:
             messages.append(message)
         return self._agent(session.id, messages, how)
 
+    def environment(self, cwd: str | None) -> Environment:
+        """The runtime's environment, starting commands in ``cwd`` when given."""
+        environment = self.deps.environment
+        return environment.at(Path(cwd)) if cwd else environment
+
     def latest_session_id(self, source: str | None = None) -> str | None:
         sessions = self.deps.sessions.list_sessions(source=source, limit=1)
         return sessions[0].id if sessions else None
@@ -149,7 +164,8 @@ class AgentFactory:
         judge = ModelJudge(d.judge, d.approvals.judge_timeout) \
             if d.approvals.mode == "smart" and d.judge is not None else None
         ctx = ToolContext.for_session(
-            d.home, d.environment, session_id, environ=dict(d.environ), approve=how.approve,
+            d.home, self.environment(how.cwd), session_id, environ=dict(d.environ),
+            approve=how.approve, files=how.files,
             clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
             approval_mode=d.approvals.mode, judge=judge,
             max_result_chars=d.settings.tool_result_max_chars,

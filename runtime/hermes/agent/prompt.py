@@ -51,6 +51,8 @@ PLATFORM_HINTS = {
              "questions; your final answer is delivered as the job's output."),
     "api": "You are answering through an API; the caller renders your reply.",
     "api_server": "You are answering through an API; the caller renders your reply.",
+    "acp": ("You are working in the user's code editor, which shows your tool calls as "
+            "they run; Markdown is rendered."),
 }
 MESSAGING_HINT = ("You are talking to the user in a messaging app: keep replies short, "
                   "and avoid wide tables and long code blocks.")

@@ -59,7 +59,7 @@ def chat(
         extra.append(f"agent.max_iterations={max_iterations}")
     if continue_ and resume:
         raise UserError("--continue and --resume are exclusive; pick one")
-    with _runtime(ctx, extra, accept_hooks, ask=query is None and sys.stdin.isatty()) \
+    with open_runtime(ctx, extra, accept_hooks, ask=query is None and sys.stdin.isatty()) \
             as runtime:
         from hermes.cli import chat_repl
 
@@ -70,12 +70,12 @@ def chat(
         if not sys.stdin.isatty():
             raise UserError("interactive chat needs a terminal; use `hermes chat -q TEXT`")
         chat_repl.repl(runtime, resume=resume, continue_=continue_, yolo=yolo,
-                       stream=not no_stream, while_typing=_start_litellm_import)
+                       stream=not no_stream, while_typing=start_litellm_import)
 
 
 @contextmanager
-def _runtime(ctx: typer.Context, overrides: list[str], accept_hooks: bool = False,
-             ask: bool = False) -> Iterator[Any]:
+def open_runtime(ctx: typer.Context, overrides: list[str], accept_hooks: bool = False,
+                 ask: bool = False) -> Iterator[Any]:
     """Compose, check credentials, then start the runtime.
 
     litellm is not imported here: a one-shot imports it at its first model call (an
@@ -134,7 +134,7 @@ def _settle_hooks(home: Any, hooks: Any, accept: bool, ask: bool) -> None:
     settle_consent(home, hooks, accept=accept, ask=question if ask else None)
 
 
-def _start_litellm_import() -> None:
+def start_litellm_import() -> None:
     threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
 
 

@@ -55,6 +55,12 @@ class Environment(ABC):
     def attach(self, session_id: str) -> None:
         """A session starts using this environment (a sandbox records it in its labels)."""
 
+    def at(self, cwd: Path) -> Environment:
+        """This environment with commands starting in ``cwd``, a session's own working
+        directory (an editor's project). Only a local environment's directories are this
+        machine's; the others stay where they are."""
+        return self
+
     @abstractmethod
     def run(self, command: str, *, timeout: float | None = None,
             cancelled: Callable[[], bool] | None = None) -> CommandResult:

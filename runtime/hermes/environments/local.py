@@ -4,6 +4,7 @@ confined by the profile's sandbox (``environment.local.sandbox``, see ``sandbox/
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import signal
 import subprocess
@@ -76,6 +77,11 @@ class LocalEnvironment(Environment):
 
     def stop(self) -> None:
         self.sandbox.close()
+
+    def at(self, cwd: Path) -> Environment:
+        moved = copy.copy(self)  # shares the sandbox: it is the runtime's, closed once
+        moved.cwd = cwd
+        return moved
 
     def notice(self) -> str | None:
         return self.sandbox.notice()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes.environments.base import Environment
+from hermes.environments.files import Files
 from hermes.home import Home
 from hermes.tools.danger import DANGER_CLASSES, Danger
 from hermes.tools.processes import ProcessTable
@@ -131,6 +132,9 @@ class ToolContext:
     """Background jobs; pass the runtime's table to share it across sessions."""
     origin: MessageSource | None = None
     """The chat the session talks to (gateway platforms); None elsewhere."""
+    files: Files | None = None
+    """File access for the file tools in place of the environment's: an editor's over
+    ACP, which sees its unsaved buffers. None: the environment's."""
 
     @classmethod
     def for_session(cls, home: Home, environment: Environment, session_id: str, *,

@@ -34,7 +34,7 @@ def file_target(raw: str, ctx: ToolContext, *, write: bool = False) -> Target:
     """The checked path ``raw`` names, with the file access that reaches it."""
     if not raw.strip():
         raise ToolError("path is empty; give a file path")
-    files = ctx.environment.files()
+    files = ctx.files or ctx.environment.files()
     if files.is_local:
         path = resolve_path(raw, ctx.cwd, ctx.user_home)
         if write:

@@ -1,0 +1,194 @@
+"""The ACP agent: answers an editor's requests with one runtime's sessions.
+
+``initialize`` says what we offer (loading sessions, embedded context in prompts) and
+notes what the editor offers (its file system). ``session/new`` opens one of our
+sessions (its id is the ACP session id; ``hermes sessions`` lists it, source
+``acp``), ``session/load`` resumes any stored session and replays its transcript
+first, ``session/prompt`` runs a turn streamed as updates, ``session/cancel``
+interrupts it. Dangerous commands in a turn become permission requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from acp import PROTOCOL_VERSION, Client, RequestError, run_agent
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    TextContentBlock,
+)
+
+from hermes import __version__
+from hermes.acp.channel import Bridge, UpdateChannel
+from hermes.acp.files import EditorFiles
+from hermes.acp.permission import EditorApprover
+from hermes.acp.session import EditorSession, TurnEvents
+from hermes.acp.updates import history
+from hermes.agent.factory import AgentFactory, Interaction
+from hermes.agent.loop import Agent
+from hermes.agent.transcript import discard_if_unanswered
+from hermes.sessions.errors import SessionError
+
+SOURCE = "acp"
+"""Sessions opened by an editor are stored with this source."""
+NOT_FOUND = -32002
+"""ACP's error code for a resource (here: a session) that does not exist."""
+
+
+def prompt_text(blocks: Sequence[Any]) -> str:
+    """A prompt's content blocks as the user's message: text as it is, a linked file as
+    a mention of its URI, an embedded file (editor context) with its text."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[{block.name}]({block.uri})")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            text = getattr(block.resource, "text", None)
+            if text is not None:
+                parts.append(f'<context uri="{block.resource.uri}">\n{text}\n</context>')
+    return "\n\n".join(part for part in parts if part)
+
+
+class HermesAcpAgent:
+    """The ``acp.Agent`` of one ``hermes acp`` process (one runtime, many sessions)."""
+
+    def __init__(self, factory: AgentFactory, learning: Any = None):
+        self._factory = factory
+        self._learning = learning
+        self._sessions: dict[str, EditorSession] = {}
+        self._capabilities = ClientCapabilities()
+        self._bridge: Bridge | None = None
+
+    def on_connect(self, conn: Client) -> None:
+        self._bridge = Bridge(asyncio.get_running_loop(), conn)
+
+    async def initialize(self, protocol_version: int,
+                         client_capabilities: ClientCapabilities | None = None,
+                         **_: Any) -> InitializeResponse:
+        self._capabilities = client_capabilities or ClientCapabilities()
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_info=Implementation(name="hermes", title="Hermes", version=__version__),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True)))
+
+    async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
+        return AuthenticateResponse()  # the profile's own credentials are used
+
+    async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
+        session_id = uuid.uuid4().hex
+        await self._open(session_id, cwd, lambda how: self._factory.new_session(
+            how, session_id=session_id))
+        return NewSessionResponse(session_id=session_id)
+
+    async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
+        try:
+            stored = self._factory.deps.sessions.resolve_id(session_id)
+        except SessionError as exc:
+            raise RequestError(NOT_FOUND, str(exc), {"sessionId": session_id}) from None
+        session = await self._open(session_id, cwd,
+                                   lambda how: self._factory.resume(stored, how))
+        channel = session.events.channel
+        for update in history(self._factory.deps.sessions.messages(stored), Path(cwd)):
+            channel.post(update)
+        await channel.drain()  # the transcript arrives before the answer, as ACP asks
+        return LoadSessionResponse()
+
+    async def prompt(self, prompt: Sequence[Any], session_id: str,
+                     **_: Any) -> PromptResponse:
+        return await self._session(session_id).prompt(prompt_text(prompt))
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    async def close(self) -> None:
+        """The editor is gone: stop running turns, end every session (an unanswered
+        one is discarded, as the chat does)."""
+        for session in self._sessions.values():
+            session.cancel()
+            session.events.channel.close()
+            await asyncio.to_thread(_end, session.agent)
+        self._sessions.clear()
+
+    async def _open(self, session_id: str, cwd: str,
+                    open_agent: Callable[[Interaction], Agent]) -> EditorSession:
+        if not Path(cwd).is_absolute():
+            raise RequestError.invalid_params({"cwd": f"not an absolute path: {cwd}"})
+        old = self._sessions.get(session_id)
+        if old is not None and old.running:
+            raise RequestError.invalid_request(
+                {"details": f"session {session_id} is running a prompt; cancel it first"})
+        bridge = self._connected()
+        events = TurnEvents(UpdateChannel(bridge, session_id), Path(cwd))
+        how = Interaction(interactive=True, stream=True, source=SOURCE, cwd=cwd,
+                          approve=EditorApprover(bridge, events.channel, events.current_call),
+                          events=events.agent_events(),
+                          files=self._editor_files(bridge, session_id, cwd))
+        try:
+            agent = await asyncio.to_thread(open_agent, how)
+        except BaseException:
+            events.channel.close()
+            raise
+        if old is not None:
+            old.events.channel.close()
+        session = self._sessions[session_id] = EditorSession(agent, events, self._learning)
+        return session
+
+    def _editor_files(self, bridge: Bridge, session_id: str, cwd: str) -> EditorFiles | None:
+        """Reads and writes through the editor when it offers them and the tools work on
+        this machine's files (a local environment)."""
+        fs = self._capabilities.fs
+        environment = self._factory.environment(cwd)
+        if fs is None or not (fs.read_text_file or fs.write_text_file) \
+                or environment.kind != "local":
+            return None
+        return EditorFiles(environment.files(), bridge, session_id,
+                           read=bool(fs.read_text_file), write=bool(fs.write_text_file))
+
+    def _session(self, session_id: str) -> EditorSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise RequestError(NOT_FOUND, f"session {session_id} is not open here; open it "
+                               "with session/new or session/load", {"sessionId": session_id})
+        return session
+
+    def _connected(self) -> Bridge:
+        if self._bridge is None:
+            raise RuntimeError("the ACP connection is not set up yet")
+        return self._bridge
+
+
+def _end(agent: Agent) -> None:
+    agent.close()
+    discard_if_unanswered(agent)
+
+
+async def serve(factory: AgentFactory, reader: asyncio.StreamReader,
+                writer: asyncio.StreamWriter, learning: Any = None) -> None:
+    """Answer ACP on ``reader``/``writer`` until the editor closes the connection."""
+    agent = HermesAcpAgent(factory, learning)
+    try:
+        # Not every method of the protocol is ours (modes, forks, session lists): the SDK
+        # answers the ones an agent lacks with "method not found", as ACP intends.
+        await run_agent(cast(Any, agent), writer, reader)
+    finally:
+        await agent.close()
