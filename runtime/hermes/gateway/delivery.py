@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from hermes.gateway.base import MessageSource, PlatformAdapter
 
 TARGET = re.compile(r"^(?P<platform>[A-Za-z0-9_-]+):(?P<chat>[^:\s]+)(?::(?P<thread>[^:\s]+))?$")
-EXAMPLE = "telegram:123456789 or telegram:-1001234567890:42 (a thread)"
+# A Matrix room id or alias keeps its server (which may carry a port) in the chat id;
+# a thread there is an event id, which starts with ``$``.
+MATRIX_TARGET = re.compile(r"^(?P<platform>[A-Za-z0-9_-]+):(?P<chat>[!#][^:\s]+:[^\s$]+?)"
+                           r"(?::(?P<thread>\$[^:\s]+))?$")
+EXAMPLE = ("telegram:123456789, telegram:-1001234567890:42 (a thread) or "
+           "matrix:!room:example.org")
 
 
 class TargetError(ValueError):
@@ -40,7 +45,7 @@ class Target:
 
 def parse_target(text: str) -> Target:
     """``platform:chat_id[:thread]`` as a ``Target``; ``TargetError`` with an example."""
-    match = TARGET.match(text.strip())
+    match = MATRIX_TARGET.match(text.strip()) or TARGET.match(text.strip())
     if match is None:
         raise TargetError(f"{text!r} is not a delivery target; write platform:chat_id"
                           f"[:thread], e.g. {EXAMPLE}")

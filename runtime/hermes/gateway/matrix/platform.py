@@ -94,7 +94,7 @@ class MatrixPlatform(MessagingAdapter):
             await self._take(await self.account.sync(self._since, self.settings.sync_timeout))
 
     async def deliver(self, source: MessageSource, text: str) -> None:
-        room, thread = _room_and_thread(source)
+        room, thread = source.chat_id, source.thread_id
         content: dict[str, Any] = {"msgtype": "m.text", "body": text, "m.mentions": {}}
         if thread:  # clients without threads show it as a reply to the root
             content["m.relates_to"] = {"rel_type": "m.thread", "event_id": thread,
@@ -192,16 +192,6 @@ class MatrixPlatform(MessagingAdapter):
             self._since = since
             atomic_write(self.state_file, json.dumps({"user_id": self.account.user_id,
                                                       "since": since}) + "\n", mode=0o600)
-
-
-def _room_and_thread(source: MessageSource) -> tuple[str, str]:
-    """The room and thread of a chat. A delivery target splits at colons, so
-    ``matrix:!room:example.org`` arrives as chat ``!room``, thread ``example.org``: a room
-    id always has its server, and an event id (a thread) starts with ``$``."""
-    if ":" not in source.chat_id and source.thread_id and \
-            not source.thread_id.startswith("$"):
-        return f"{source.chat_id}:{source.thread_id}", ""
-    return source.chat_id, source.thread_id
 
 
 def _mention_pattern(user_id: str, display_name: str) -> re.Pattern[str]:
