@@ -13,7 +13,7 @@ from hermes.gateway.delivery import Target, TargetError, parse_target
     ("email:someone@example.org", Target("email", "someone@example.org")),
     ("matrix:!room:example.org", Target("matrix", "!room:example.org")),
     ("matrix:!room:localhost:8008", Target("matrix", "!room:localhost:8008")),
-    ("matrix:!room:example.org:$thread-root", Target("matrix", "!room:example.org", "$thread-root")),
+    ("matrix:!room:example.org:$root", Target("matrix", "!room:example.org", "$root")),
     ("matrix:#general:example.org", Target("matrix", "#general:example.org")),
 ])
 def test_a_target_names_its_platform_chat_and_thread(text: str, expected: Target) -> None:
