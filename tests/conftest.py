@@ -118,9 +118,10 @@ def hermes(environ: dict[str, str]) -> Callable[..., object]:
 def hermes_subprocess(environ: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run ``python -m hermes`` in a real subprocess with the test's environment."""
 
-    def run(*args: str, env: dict[str, str] | None = None, input: str | None = None):
+    def run(*args: str, env: dict[str, str] | None = None, input: str | None = None,
+            cwd: Path | None = None):
         return subprocess.run([sys.executable, "-m", "hermes", *args], env=environ | (env or {}),
-                              input=input, capture_output=True, text=True, timeout=120)
+                              input=input, capture_output=True, text=True, timeout=120, cwd=cwd)
 
     return run
 

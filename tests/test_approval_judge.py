@@ -50,7 +50,10 @@ def test_smart_mode_end_to_end(hermes_subprocess, root: Path, tmp_path: Path) ->
         llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {victim}"})]),
                  Reply(text="APPROVE: the user asked to remove the build directory"),
                  Reply(text="Removed."))
-        proc = hermes_subprocess("-z", "remove the build directory", "approvals.mode=smart")
+        # In the working directory: the local sandbox lets commands write there, while
+        # the /tmp they see is a private one (tmp_path's parent is not in it).
+        proc = hermes_subprocess("-z", "remove the build directory", "approvals.mode=smart",
+                                 cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "Removed.\n" and not victim.exists()
         assert "You review shell commands" in str(llm.requests[1].body)
