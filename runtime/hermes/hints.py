@@ -16,7 +16,7 @@ from hermes.home import DEFAULT_PROFILE
 
 PROFILE_COMMANDS = ("-z", "chat", "config", "sessions", "prompt", "doctor", "approvals",
                     "gateway", "daemon", "sandbox", "ab", "curator", "skills", "cron",
-                    "plugins", "mcp", "acp", "pairing")
+                    "plugins", "hooks", "mcp", "acp", "pairing")
 """Commands that act on one profile (every one but ``profile``; a test holds it to the
 CLI's): a hint running one needs the profile flag."""
 
