@@ -90,7 +90,14 @@ def test_this_homes_runtime_config_is_refused(ctx: ToolContext) -> None:
                    home.path / "approvals.json"):
         assert "runtime configuration" in str(write(ctx, target)["error"]), target
     assert write(ctx, home.path / "memories/MEMORY.md")["created"]  # the rest of the home is fine
-    assert write(ctx, home.path / "skills/demo/SKILL.md")["created"]
+
+
+def test_this_homes_skills_are_left_to_skill_manage(ctx: ToolContext) -> None:
+    """A skill written by a file tool would skip skill_manage's scan and provenance."""
+    skills = ctx.home.skills_dir
+    for target in (skills / "demo/SKILL.md", skills / "demo/scripts/run.sh", skills):
+        assert "skill_manage" in str(write(ctx, target)["error"]), target
+    assert not (skills / "demo").exists()
 
 
 def test_ordinary_paths_are_fine(ctx: ToolContext, tmp_path: Path) -> None:

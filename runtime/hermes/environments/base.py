@@ -78,6 +78,11 @@ class Environment(ABC):
         """For a failed command: what in this environment refused it and how to widen it."""
         return None
 
+    def read_refusal(self, path: Path) -> str | None:
+        """Why the file tools must not touch ``path`` (a real path of this machine) when
+        commands here cannot see it; None: nothing refuses it."""
+        return None
+
     def files(self) -> Files:
         """File access where the commands run (the file tools act through it)."""
         raise SandboxError(f"the {self.kind} environment has no file access")

@@ -86,6 +86,9 @@ class LocalEnvironment(Environment):
     def notice(self) -> str | None:
         return self.sandbox.notice()
 
+    def read_refusal(self, path: Path) -> str | None:
+        return self.sandbox.read_refusal(path)
+
     def failure_note(self, result: CommandResult) -> str | None:
         return self.sandbox.failure_note(result.exit_code, result.output,
                                          self.cwd or Path.cwd())

@@ -69,6 +69,10 @@ def check_writable(path: Path, home: Home, user_home: Path) -> None:
     if owner is not None:
         raise PathRefused(f"{path} belongs to {owner}; a profile cannot change another's files")
     this_home = _real(home.path)
+    if _within(path, _real(home.skills_dir)):
+        raise PathRefused(f"{path} is in this profile's skills directory; create or change "
+                          "skills with the skill_manage tool (it scans them and records "
+                          "where they came from), not with a file tool")
     for name in RUNTIME_FILES:
         if _within(path, this_home / name):
             raise PathRefused(f"{path} is this profile's runtime configuration ({name}); "

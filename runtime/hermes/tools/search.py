@@ -11,7 +11,7 @@ import fnmatch
 import os
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -42,6 +42,8 @@ class Query:
     glob: str | None
     ignore_case: bool
     limit: int
+    hidden: Callable[[str], bool]
+    """Whether a real path is one the local sandbox hides from commands (skipped)."""
 
 
 @environment_errors
@@ -54,7 +56,9 @@ def search_files(args: dict[str, Any], *, ctx: ToolContext, ripgrep: str | None,
     if not root.exists():
         raise ToolError(f"{root} does not exist")
     query = Query(args["pattern"], root, args.get("file_glob"), args.get("ignore_case", False),
-                  max(1, min(args.get("limit", DEFAULT_LIMIT), MAX_LIMIT)))
+                  max(1, min(args.get("limit", DEFAULT_LIMIT), MAX_LIMIT)),
+                  lambda path: ctx.environment.read_refusal(Path(os.path.realpath(path)))
+                  is not None)
     engine = "ripgrep" if ripgrep else "python"
     if args.get("target", "content") == "files":
         found = _rg_files(query, ripgrep, ctx) if ripgrep else list(_walk_files(query))
@@ -89,7 +93,7 @@ def _rg_files(query: Query, ripgrep: str, ctx: ToolContext) -> list[str]:
     lines, failure = _rg(ripgrep, ctx, "--files", "--sort", "path", glob, query.pattern, "--",
                          str(query.root))
     # The root is absolute, so file lines are too; diagnostics ("rg: ...") are not.
-    found = [line for line in lines if line.startswith("/")]
+    found = [line for line in lines if line.startswith("/") and not query.hidden(line)]
     if failure and not found:
         raise ToolError(f"search failed: {failure}")
     return found[: query.limit + 1]
@@ -105,7 +109,7 @@ def _rg_content(query: Query, ripgrep: str, ctx: ToolContext) -> list[tuple[str,
     for line in lines:
         path, sep, rest = line.partition("\0")
         number, _, text = rest.partition(":")
-        if sep and number.isdigit():
+        if sep and number.isdigit() and not query.hidden(path):
             matches.append((path, int(number), text))
     if failure and not matches:
         raise ToolError(f"search failed: {failure}")
@@ -116,7 +120,7 @@ def _walk_files(query: Query) -> Iterator[str]:
     """Files under the root (sorted, hidden and dependency directories skipped)
     whose name matches the glob; stops after ``limit + 1``."""
     count = 0
-    for path in _walk(query.root):
+    for path in _walk(query.root, query.hidden):
         name = path.name.lower() if query.ignore_case else path.name
         pattern = query.pattern.lower() if query.ignore_case else query.pattern
         if fnmatch.fnmatchcase(name, pattern):
@@ -126,9 +130,9 @@ def _walk_files(query: Query) -> Iterator[str]:
                 return
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _walk(root: Path, hidden: Callable[[str], bool]) -> Iterator[Path]:
     """Files under ``root`` in ripgrep's ``--sort path`` order (entries by name, depth
-    first), skipping hidden entries and dependency directories."""
+    first), skipping hidden entries, dependency directories and what ``hidden`` says."""
     if root.is_file():
         yield root
         return
@@ -137,11 +141,11 @@ def _walk(root: Path) -> Iterator[Path]:
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or hidden(entry.path):
             continue
         if entry.is_dir(follow_symlinks=False):
             if entry.name not in SKIPPED_DIRS:
-                yield from _walk(Path(entry.path))
+                yield from _walk(Path(entry.path), hidden)
         elif entry.is_file():
             yield Path(entry.path)
 
@@ -152,7 +156,7 @@ def _py_content(query: Query) -> list[tuple[str, int, str]]:
     except re.error as exc:
         raise ToolError(f"invalid regular expression {query.pattern!r}: {exc}") from exc
     matches: list[tuple[str, int, str]] = []
-    for path in _walk(query.root):
+    for path in _walk(query.root, query.hidden):
         if query.glob and not fnmatch.fnmatchcase(path.name, query.glob):
             continue
         for number, line in _text_lines(path):

@@ -1,7 +1,8 @@
 """Where a file tool's path argument points: a path in the execution environment.
 
 In ``local`` it is this machine's path, fully resolved and checked by
-``paths.check_readable``/``check_writable``; in a sandbox or on a remote host it
+``paths.check_readable``/``check_writable`` and against what the local sandbox
+hides from commands (``Environment.read_refusal``); in a sandbox or on a remote host it
 is that file system's path (relative to its working directory), and only its
 credential files are refused.
 """
@@ -17,6 +18,7 @@ from hermes.environments.files import Files
 from hermes.errors import SandboxError, ToolError
 from hermes.tools.context import ToolContext
 from hermes.tools.paths import (
+    PathRefused,
     check_readable,
     check_sandbox_writable,
     check_writable,
@@ -41,6 +43,9 @@ def file_target(raw: str, ctx: ToolContext, *, write: bool = False) -> Target:
             check_writable(path, ctx.home, ctx.user_home)
         else:
             check_readable(path, ctx.home)
+        refusal = ctx.environment.read_refusal(path)
+        if refusal is not None:  # what the sandbox hides from commands is not read here
+            raise PathRefused(refusal)
         return Target(files, str(path))
     resolved = files.resolve(raw)
     if write:

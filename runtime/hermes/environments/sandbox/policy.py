@@ -97,12 +97,18 @@ def build_policy(home: Home, settings: SandboxSettings, cwd: Path,
 def _hidden(home: Home, settings: SandboxSettings, environ: Mapping[str, str]) -> list[Hidden]:
     found = [Hidden(real(home.root), "the Hermes root: every profile's home"),
              Hidden(real(home.path), "this profile's home")]
-    base = user_home(environ)
-    found += [Hidden(real(base / name), "credential store") for name in CREDENTIAL_STORES]
+    found += unreadable(settings, environ)
     found += [Hidden(real(Path(sock)), "the docker daemon's socket") for sock in _sockets(environ)]
-    found += [Hidden(real(expand(entry, environ)), f"{SETTING}.deny_read")
-              for entry in settings.deny_read]
     return _outermost(found)
+
+
+def unreadable(settings: SandboxSettings, environ: Mapping[str, str]) -> list[Hidden]:
+    """The credential stores and ``deny_read``: what commands cannot see, and what the
+    file tools refuse while the sandbox is on (``Sandbox.read_refusal``)."""
+    base = user_home(environ)
+    found = [Hidden(real(base / name), "credential store") for name in CREDENTIAL_STORES]
+    return found + [Hidden(real(expand(entry, environ)), f"{SETTING}.deny_read")
+                    for entry in settings.deny_read]
 
 
 def _sockets(environ: Mapping[str, str]) -> list[str]:

@@ -17,7 +17,13 @@ from typing import Any
 
 from hermes.config.schema import SandboxSettings
 from hermes.environments.sandbox.base import Backend
-from hermes.environments.sandbox.policy import SETTING, SandboxPolicy, build_policy
+from hermes.environments.sandbox.policy import (
+    SETTING,
+    SandboxPolicy,
+    build_policy,
+    unreadable,
+    within,
+)
 from hermes.errors import SandboxError, SandboxUnavailable
 from hermes.home import Home
 
@@ -104,6 +110,22 @@ class Sandbox:
             return choice.backend.popen(argv, policy, cwd=cwd, **options)
         except subprocess.SubprocessError as exc:  # the child could not confine itself
             raise SandboxError(f"{choice.name} could not confine the command: {exc}") from exc
+
+    def read_refusal(self, path: Path) -> str | None:
+        """Why the file tools must not touch the real ``path``: commands cannot see it
+        (a credential store, or ``deny_read``), so the tools do not read it either;
+        None when it is fine or the sandbox is off."""
+        if self.settings.mode == "off":
+            return None
+        for entry in unreadable(self.settings, self.environ):
+            if within(path, entry.path):
+                fix = (f"the user can remove it from {SETTING}.deny_read"
+                       if entry.why.endswith("deny_read") else "only the user can lift this")
+                return (f"{path} is inside {entry.path} ({entry.why}), which the local "
+                        f"sandbox hides from commands ({SETTING}.mode is "
+                        f"{self.settings.mode}), so the file tools refuse it too; {fix}, "
+                        f"or set {SETTING}.mode=off")
+        return None
 
     def setup_failed(self, exit_code: int, output: str) -> bool:
         """Whether the sandbox itself failed before the command started (so it can be
