@@ -96,6 +96,8 @@ def test_a_prompt_streams_its_tool_call_and_answer(environ, configured: Path, ll
     assert str(project) in finished.content[0].content.text  # ran in the session's cwd
     assert editor.text() == "You are in the project."
     assert stored_sessions(configured) == [(session_id, "acp")]
+    offered = llm.requests[0].tool_names
+    assert "terminal" in offered and "clarify" not in offered  # questions go in the answer
 
 
 def test_permission_requests_answered_allow_and_reject(environ, configured: Path,
@@ -198,6 +200,32 @@ def test_load_session_replays_it_then_resumes(environ, configured: Path, llm: Fa
     assert stored_sessions(configured) == [(session_id, "acp")]  # the same session went on
 
 
+def test_loading_an_open_session_again_ends_the_earlier_copy(environ, configured: Path,
+                                                              llm: FakeLLM, project: Path,
+                                                              log: Path) -> None:
+    ended = project.parent / "ended.jsonl"
+    with (configured / "config.yaml").open("a") as config:
+        config.write(f"hooks:\n  on_session_end:\n    - command: sh -c 'cat >> {ended}; "
+                     f"echo >> {ended}'\n")
+    llm.push(Reply(text="Hello."))
+
+    async def scenario() -> tuple[str, list[str]]:
+        async with connect(Editor(), environ | {"HERMES_ACCEPT_HOOKS": "1"},
+                           stderr=log) as (conn, _):
+            session = await conn.new_session(cwd=str(project))
+            await conn.prompt(session_id=session.session_id, prompt=prompt_of("hi"))
+            await conn.load_session(cwd=str(project), session_id=session.session_id)
+            return session.session_id, ended_sessions()
+
+    def ended_sessions() -> list[str]:
+        lines = ended.read_text().splitlines() if ended.exists() else []
+        return [json.loads(line)["session_id"] for line in lines if line]
+
+    session_id, while_open = asyncio.run(scenario())
+    assert while_open == [session_id]  # the earlier copy's session-end hooks ran
+    assert ended_sessions() == [session_id, session_id]  # and the loaded one's at the end
+
+
 def test_loading_an_unknown_session_is_an_error(environ, configured: Path, project: Path,
                                                 log: Path) -> None:
     from acp import RequestError
@@ -293,3 +321,17 @@ def test_at_a_terminal_it_says_where_to_start_it(environ, configured: Path) -> N
     assert child.before.strip() == ("error: hermes acp talks to an editor over stdin/stdout; "
                                     "start it from the editor's agent settings (README: "
                                     "Editors), not at a terminal")
+
+
+def test_files_instead_of_pipes_are_refused(environ, configured: Path, tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text('{"jsonrpc": "2.0", "id": 0, "method": "initialize", '
+                        '"params": {"protocolVersion": 1}}\n')
+    with requests.open() as stdin, (tmp_path / "out").open("w") as stdout:
+        done = subprocess.run([sys.executable, "-m", "hermes", "acp"], env=environ,
+                              stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: hermes acp needs pipes on stdin and stdout, as an "
+                                   "editor connects them; stdin is a file here (pipe it: "
+                                   "`... | hermes acp | ...`)")

@@ -45,6 +45,9 @@ from hermes.sessions.errors import SessionError
 
 SOURCE = "acp"
 """Sessions opened by an editor are stored with this source."""
+WITHOUT = ("clarify",)
+"""ACP has no way to ask the person a free question mid-turn: the model asks in its
+answer and the reply is the next prompt, as in any chat."""
 NOT_FOUND = -32002
 """ACP's error code for a resource (here: a session) that does not exist."""
 
@@ -140,6 +143,7 @@ class HermesAcpAgent:
         bridge = self._connected()
         events = TurnEvents(UpdateChannel(bridge, session_id), Path(cwd))
         how = Interaction(interactive=True, stream=True, source=SOURCE, cwd=cwd,
+                          without=WITHOUT,
                           approve=EditorApprover(bridge, events.channel, events.current_call),
                           events=events.agent_events(),
                           files=self._editor_files(bridge, session_id, cwd))
@@ -148,8 +152,9 @@ class HermesAcpAgent:
         except BaseException:
             events.channel.close()
             raise
-        if old is not None:
+        if old is not None:  # loaded again: the earlier copy is done
             old.events.channel.close()
+            await asyncio.to_thread(old.agent.close)
         session = self._sessions[session_id] = EditorSession(agent, events, self._learning)
         return session
 
