@@ -19,6 +19,7 @@ from dependency_injector import containers, providers
 from hermes.agent.compress import summariser_client
 from hermes.agent.factory import AgentDeps, AgentFactory
 from hermes.agent.hooks import build_hooks
+from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import HermesConfig
 from hermes.credentials import Secrets
 from hermes.cron.manage import Jobs
@@ -26,6 +27,7 @@ from hermes.cron.service import CronService
 from hermes.cron.store import job_store
 from hermes.cron.targets import Destinations
 from hermes.cron.tools import cronjob_tool
+from hermes.delegation.tool import delegate_tool
 from hermes.environments.base import open_environment
 from hermes.environments.docker import DockerEnvironment
 from hermes.environments.local import LocalEnvironment
@@ -55,10 +57,13 @@ from hermes.tools.registry import build_tool_registry
 
 
 def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
-                   environ: Mapping[str, str], jobs: Jobs) -> list[Any]:
+                   environ: Mapping[str, str], jobs: Jobs,
+                   delegation: DelegationConfig) -> list[Any]:
     """Tools that services contribute: the memory service's (``tool_specs()``), the
-    skill tools over the skills store and the ``cronjob`` tool over the profile's jobs."""
-    return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs)]
+    skill tools over the skills store, the ``cronjob`` tool over the profile's jobs and
+    ``delegate_task`` as ``delegation`` configures it."""
+    return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
+            delegate_tool(delegation)]
 
 
 def _review_specs_of(memory: MemoryProvider, skills: SkillsStore,
@@ -134,7 +139,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
-        specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs),
+        specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs,
+                                 settings.provided.delegation),
         contributed=providers.Callable(plugin_toolsets, plugins),
     )
 
@@ -202,6 +208,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
             judge=judge,
             learning=learning,
             plugins=plugins,
+            delegation=settings.provided.delegation,
         ),
     )
 

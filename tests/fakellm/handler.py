@@ -66,6 +66,8 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(wire, turn, request)
         except ConnectionError:
             self.close_connection = True  # the client gave up first (e.g. its timeout)
+        finally:
+            self.fake._done(request)
 
     def _answer(self, wire: Wire, turn: Turn, request: RecordedRequest) -> None:
         match turn:

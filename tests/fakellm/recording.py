@@ -34,6 +34,8 @@ class RecordedRequest:
     wire: WireName | None
     """Which format the path selected; None for an unknown path."""
     raw_body: bytes = field(default=b"", repr=False)
+    received_at: float = field(default=0.0, repr=False)
+    """When it arrived (``time.monotonic()``): concurrency tests measure overlap with it."""
 
     def __repr__(self) -> str:
         shown = {k: ("***" if k in SECRET_HEADERS else v) for k, v in self.headers.items()}

@@ -7,6 +7,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from http.server import ThreadingHTTPServer
 from types import TracebackType
@@ -68,6 +69,7 @@ class FakeLLM:
         self._stopping = threading.Event()
         self._changed = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self._answered: dict[int, float] = {}
         self._problems: list[str] = []
         self._connections: set[socket.socket] = set()
 
@@ -169,6 +171,14 @@ class FakeLLM:
         with self._changed:
             return list(self._problems)
 
+    @property
+    def spans(self) -> dict[int, tuple[float, float]]:
+        """``(arrived, answered)`` of every request answered so far, by its index
+        (``time.monotonic()``): when each model call was in flight."""
+        with self._changed:
+            return {r.index: (r.received_at, self._answered[r.index]) for r in self._requests
+                    if r.index in self._answered}
+
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """Block until ``count`` requests have arrived; raise ``TimeoutError`` otherwise."""
         with self._changed:
@@ -188,7 +198,7 @@ class FakeLLM:
         with self._changed:
             request = RecordedRequest(len(self._requests), method, path,
                                       {k.lower(): v for k, v in headers.items()}, body,
-                                      wire.name if wire else None, raw)
+                                      wire.name if wire else None, raw, time.monotonic())
             self._requests.append(request)
             self._changed.notify_all()
         return request
@@ -204,6 +214,11 @@ class FakeLLM:
             detail = "see the responder"
         self._problem(f"{message} at request {request.index} ({request.path}); {detail}")
         return Fault(500, message)
+
+    def _done(self, request: RecordedRequest) -> None:
+        """The answer to ``request`` is sent (or failed to be)."""
+        with self._changed:
+            self._answered[request.index] = time.monotonic()
 
     def _problem(self, message: str) -> None:
         with self._changed:

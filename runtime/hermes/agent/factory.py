@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,9 @@ from hermes.agent.hooks import Hooks
 from hermes.agent.loop import Agent, AgentEvents
 from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
+from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import AgentConfig, ApprovalsConfig
+from hermes.delegation.run import Delegation
 from hermes.environments.base import Environment
 from hermes.environments.files import Files
 from hermes.home import Home
@@ -61,6 +63,8 @@ class AgentDeps:
     """``secrets.environment_files``: secrets the tools' redactor must know too."""
     plugins: Any = None
     """The runtime's ``PluginHost``: plugins' slash commands run through it."""
+    delegation: DelegationConfig = field(default_factory=DelegationConfig)
+    """How sessions hand work to sub-agents (``delegate_task``)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,9 @@ class Interaction:
     files: Files | None = None
     """File access for the file tools in place of the environment's (an editor's, which
     sees unsaved buffers); None: the environment's."""
+    depth: int = 0
+    """Where the session is in a delegation tree: 0 for the user's own, 1 for a sub-agent
+    it started, and so on (``delegation.max_depth`` bounds it)."""
 
 
 class AgentFactory:
@@ -149,6 +156,21 @@ class AgentFactory:
             messages.append(message)
         return self._agent(session.id, messages, how)
 
+    def new_child(self, how: Interaction, tools: ToolRegistry, *, parent_id: str,
+                  prompt: str, max_iterations: int) -> Agent:
+        """A sub-agent's session (``delegate_task``), stored as a child of ``parent_id``:
+        ``prompt`` is its whole system prompt and ``tools`` its tools. It gets no memory
+        hooks and no learning review: a sub-agent has no persona, memories or history."""
+        d = self.deps
+        session_id = d.sessions.create_session(how.source, d.model.model, parent_id,
+                                               system_prompt=prompt)
+        d.hooks.events.emit("on_session_start", session_id=session_id, model=d.model.model,
+                            platform=how.source)
+        agent = self._agent(session_id, [{"role": "system", "content": prompt}], how,
+                            tools=tools, child=True)
+        agent.max_iterations = max_iterations
+        return agent
+
     def environment(self, cwd: str | None) -> Environment:
         """The runtime's environment, starting commands in ``cwd`` when given."""
         environment = self.deps.environment
@@ -158,9 +180,10 @@ class AgentFactory:
         sessions = self.deps.sessions.list_sessions(source=source, limit=1)
         return sessions[0].id if sessions else None
 
-    def _agent(self, session_id: str, messages: list[dict[str, Any]], how: Interaction) -> Agent:
+    def _agent(self, session_id: str, messages: list[dict[str, Any]], how: Interaction,
+               tools: ToolRegistry | None = None, child: bool = False) -> Agent:
         d = self.deps
-        tools = self.tools(how)
+        tools = self.tools(how) if tools is None else tools
         judge = ModelJudge(d.judge, d.approvals.judge_timeout) \
             if d.approvals.mode == "smart" and d.judge is not None else None
         ctx = ToolContext.for_session(
@@ -170,15 +193,24 @@ class AgentFactory:
             approval_mode=d.approvals.mode, judge=judge,
             max_result_chars=d.settings.tool_result_max_chars,
             origin=how.origin,
-            environment_files=d.environment_files)
+            environment_files=d.environment_files,
+            delegate=Delegation(self, how, tools))
         compression = d.settings.compression
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,
                                 fixed_tokens=estimate_json(tools.schemas())) \
             if compression.enabled else None
         return Agent(model=d.model, tools=tools, store=d.sessions, tool_context=ctx,
                      session_id=session_id, messages=messages,
-                     max_iterations=d.settings.max_iterations, hooks=d.hooks,
+                     max_iterations=d.settings.max_iterations,
+                     hooks=without_memory(d.hooks) if child else d.hooks,
                      stream=how.stream, events=how.events, compressor=compressor,
                      turn_output_budget=d.settings.turn_tool_output_max_chars,
-                     observer=d.learning.observer(messages) if d.learning else None,
+                     observer=d.learning.observer(messages) if d.learning and not child
+                     else None,
                      platform=how.source)
+
+
+def without_memory(hooks: Hooks) -> Hooks:
+    """A sub-agent's hooks: the runtime's, without the memory service's recall before
+    each turn, sync after it and shutdown at the end (plugins' events stay)."""
+    return replace(hooks, pre_model=[], turn_end=[], session_end=[])

@@ -104,11 +104,12 @@ def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
                                                                help="Session id or prefix.")
          ) -> None:
     """Show a session's details and its messages (also a run of an A/B experiment)."""
-    experiment = None
+    experiment, tree = None, []
     try:
         with _opened(ctx) as opened:
             store, full_id = _resolve(opened, session_id)
             session, messages = store.get_session(full_id), store.messages(full_id)
+            tree = store.lineage(full_id)
     except SessionNotFound:
         found = _in_experiments(state(ctx).home(), session_id)
         if found is None:
@@ -120,6 +121,10 @@ def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
     if experiment is not None:
         again = command(state(ctx).hint_profile(), f"ab show {experiment}")
         rich.print(_text(f"{'run of':9} experiment {experiment} (`{again}`)"))
+    if len(tree) > 1:
+        rich.print(_text("tree"))
+        for depth, member in tree:
+            rich.print(_text(_tree_line(depth, member, member.id == session.id)))
     for message in messages:
         rich.print()
         _print_message(rich, message)
@@ -150,6 +155,15 @@ def _details(session: Session) -> list[tuple[str, object]]:
                        f"{session.cache_read_tokens} cache read, "
                        f"{session.reasoning_tokens} reasoning"),
             ("cost", cost(session.cost_usd))]
+
+
+def _tree_line(depth: int, session: Session, this: bool) -> str:
+    """One session of a lineage tree: indented under its parent, with how it ended."""
+    branch = "  " * depth + ("└─ " if depth else "")
+    ended = session.end_reason or "running"
+    here = "   ← this session" if this else ""
+    return (f"  {branch}{session.id[:SHORT_ID]}  {session.source}  {session.title or '-'}"
+            f"  · {ended} · {cost(session.cost_usd)}{here}")
 
 
 def _print_message(rich: Any, message: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from hermes.config.cron_schema import CronConfig, HomeChannel
+from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.groups import GROUPS
 from hermes.config.learning_schema import CuratorConfig, LearningConfig
 from hermes.config.platform_schema import PlatformSettings, check_kind, typed_settings
@@ -483,6 +484,8 @@ class HermesConfig(Section):
     """The background review that saves memories and skills after turns."""
     cron: CronConfig = CronConfig()
     """Scheduled jobs: time zone, outputs kept (``hermes.cron``)."""
+    delegation: DelegationConfig = DelegationConfig()
+    """Sub-agents (``delegate_task``): how many at once, how deep, their budget."""
     curator: CuratorConfig = CuratorConfig()
     """Upkeep of the home's skills: stale marks and archiving."""
     display: DisplayConfig = DisplayConfig()

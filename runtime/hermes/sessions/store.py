@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes.sessions import migrations, rows
+from hermes.sessions import lineage, migrations, rows
 from hermes.sessions.connection import connect, in_transaction, restrict_permissions, with_retries
 from hermes.sessions.errors import AmbiguousSessionId, SessionError, SessionNotFound
 from hermes.sessions.export import ExportFormat, render
@@ -181,6 +181,11 @@ class SessionStore:
         if not found:
             raise SessionNotFound(session_id)
         return Session.from_row(found[0])
+
+    def lineage(self, session_id: str) -> list[tuple[int, Session]]:
+        """The tree ``session_id`` belongs to (its root, continuations and sub-agents'
+        sessions) as ``(depth, session)``, depth first; empty if there is no such session."""
+        return self._read(lambda conn: lineage.lineage(conn, session_id, _SESSION_COLUMNS))
 
     def resolve_id(self, id_or_prefix: str) -> str:
         """The one session id equal to, or starting with, ``id_or_prefix``."""

@@ -25,6 +25,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("skills_list", "skill_view", "skill_manage")),
     ToolsetSpec("cron", "Scheduled jobs: create, list, pause, resume and remove them.",
                 tools=("cronjob",)),
+    ToolsetSpec("delegation", "Hand independent work to focused sub-agents, several at once.",
+                tools=("delegate_task",)),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )

@@ -36,6 +36,9 @@ class ApprovalRequest:
     """The whole command, secrets redacted."""
     dangers: tuple[Danger, ...]
     """What was found, one per danger class."""
+    requester: str | None = None
+    """Who wants to run it when it is not the session's own agent: a sub-agent
+    (``sub-agent 2 ("find the bug")``), for the person to see who asks."""
 
     @property
     def reason(self) -> str:
@@ -135,6 +138,9 @@ class ToolContext:
     files: Files | None = None
     """File access for the file tools in place of the environment's: an editor's over
     ACP, which sees its unsaved buffers. None: the environment's."""
+    delegate: Callable[[dict[str, Any], ToolContext], str] | None = None
+    """Runs ``delegate_task``'s arguments as sub-agents of this session and returns the
+    result for the model; None where no agent session runs the tools."""
 
     @classmethod
     def for_session(cls, home: Home, environment: Environment, session_id: str, *,

@@ -42,6 +42,9 @@ class ToolRegistry:
     the configured ones' filter: a restriction, never a widening."""
     excluded: frozenset[str] = frozenset()
     """Toolsets never visible, whatever includes them (a cron run's ``cron``)."""
+    blocked: Mapping[str, str] = field(default_factory=dict)
+    """Tools hidden from this view, each with the reason a call to it is answered with
+    (a sub-agent's ``clarify``: nobody answers its questions)."""
     _specs: dict[str, ToolSpec] = field(default_factory=dict)
     _toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
     _added: set[str] = field(default_factory=set)
@@ -92,6 +95,17 @@ class ToolRegistry:
         """The same tools, but none of ``toolsets`` (shares the declarations)."""
         return replace(self, excluded=self.excluded | frozenset(toolsets))
 
+    def narrowed(self, toolsets: Iterable[str]) -> ToolRegistry:
+        """Only the tools of ``toolsets`` that this view shows already: unlike
+        ``restricted``, never wider than this view, whatever it was restricted to."""
+        wanted = expand_toolsets(sorted(set(toolsets)), self._toolsets)
+        return replace(self, only=frozenset(wanted & self.active_toolsets()))
+
+    def blocking(self, reasons: Mapping[str, str]) -> ToolRegistry:
+        """The same tools without those named in ``reasons``; a call to one of them is
+        answered with its reason instead of running."""
+        return replace(self, blocked={**self.blocked, **reasons})
+
     def unknown_toolsets(self) -> list[str]:
         """Enabled names that no toolset declaration or tool provides (for diagnostics)."""
         known = set(self._toolsets) | {spec.toolset for spec in self._specs.values()}
@@ -119,7 +133,8 @@ class ToolRegistry:
         return bool(spec and spec.parallel_safe)
 
     def _available(self, spec: ToolSpec, active: set[str]) -> bool:
-        if spec.toolset not in active or spec.name in self.disabled_tools:
+        if spec.toolset not in active or spec.name in self.disabled_tools \
+                or spec.name in self.blocked:
             return False
         if any(not self.environ.get(name) for name in spec.requires_env):
             return False
@@ -149,6 +164,8 @@ class ToolRegistry:
         spec = self.get(name)
         if spec is not None:
             return spec
+        if name in self.blocked:
+            raise ToolError(f"{name}: {self.blocked[name]}")
         names = self.names()
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""

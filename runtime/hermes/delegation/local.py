@@ -1,0 +1,45 @@
+"""A child that is a session of this runtime: one turn of an agent the factory builds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hermes.delegation.batch import Child
+from hermes.delegation.report import ChildReport, ended
+from hermes.delegation.tasks import ChildTask
+
+if TYPE_CHECKING:
+    from hermes.agent.loop import Agent
+
+
+class LocalChild(Child):
+    """Runs its task as the first (and only) turn of a new child session."""
+
+    def __init__(self, task: ChildTask, open_agent: Callable[[], Agent]):
+        super().__init__(task)
+        self._open_agent = open_agent
+        self._agent: Agent | None = None
+        self._lock = threading.Lock()
+
+    def run(self) -> ChildReport:
+        started = time.monotonic()
+        agent = self._open_agent()
+        with self._lock:
+            self._agent = agent
+        try:
+            result = agent.run_turn(self.task.goal)
+        finally:
+            agent.close()
+        status, error = ended(result.exit_reason, result.text, result.error, self.timed_out)
+        return ChildReport(self.task, status, summary=result.text, error=error,
+                           session_id=agent.session_id, iterations=result.iterations,
+                           usage=result.usage, seconds=time.monotonic() - started)
+
+    def interrupt(self) -> None:
+        with self._lock:
+            agent = self._agent
+        if agent is not None:
+            agent.interrupt()
