@@ -5,7 +5,8 @@ Questions are answered in their thread (In-Reply-To/References), quoting them; f
 automated and not-allowed senders get no agent; a 451 from SMTP is retried; a reply
 queued while SMTP is down is delivered once it is back; the adapter reconnects after
 dovecot restarts; a mailbox with a wrong password is reported failed while the other
-serves; a server without IDLE is polled.
+serves; a server without IDLE is polled; an IMAP server down when the gateway starts is
+tried again with backoff and served once it is up.
 """
 
 from __future__ import annotations
@@ -254,6 +255,33 @@ def test_a_server_without_idle_is_polled(tmp_path: Path, environ: dict[str, str]
             assert body_of(one_reply(dovecot, ALICE, question)).startswith("Answer: Do")
         smtp.stop()
     finally:
+        dovecot.remove()
+
+
+def test_an_imap_server_down_at_start_is_retried_then_served(
+        environ: dict[str, str], root: Path, fake: FakeLLM) -> None:
+    dovecot = start_dovecot()
+    smtp = Smtp(dovecot)
+    try:
+        for user in (AGENT, ALICE):
+            dovecot.add_user(user, f"pw-{user.partition('@')[0]}-0123456789")
+        smtp.start()
+        dovecot.stop()  # its port stays its own: start() brings it back there
+        configure_messaging(root, fake.openai_base_url, {"email": email_platform(
+            dovecot, smtp)}, {"EMAIL_PASSWORD": dovecot.users[AGENT]})
+        with gateway(environ, root, ready=False) as gw:
+            wait_until(lambda: (root / "gateway.json").exists() and
+                       statuses(gw)["email"].get("retry_at"), 60, "a next attempt shown")
+            shown = gateway_status(gw)
+            assert "  email: reconnecting Disconnected: IMAP connect: " in shown, shown
+            assert " — next attempt in " in shown
+            dovecot.start()
+            wait_until(lambda: statuses(gw)["email"]["state"] == "running", 90, "connected")
+            question = mail(ALICE, AGENT, "Late start", "Are you up now?")
+            send(smtp, question, login=ALICE)
+            assert body_of(one_reply(dovecot, ALICE, question)).startswith("Answer: Are you")
+    finally:
+        smtp.stop()
         dovecot.remove()
 
 

@@ -2,7 +2,8 @@
 port), a real gateway process and the fake LLM: invites, a direct room conversation,
 edits ignored, a thread answered in the thread, group rooms answered only when
 addressed, strangers declined or offered pairing, an encrypted room explained, the
-homeserver's rate limit honoured, and a reply queued across a homeserver restart.
+homeserver's rate limit honoured, a reply queued across a homeserver restart, and
+refused credentials or a wrong homeserver address reported failed while the rest serves.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def fake() -> Iterator[FakeLLM]:
 def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, synapse: Synapse
           ) -> Iterator[World]:
     """One gateway for the module on the session's Synapse (a minute to start): ``matrix``
-    logs in with the agent's password; ``broken`` has a revoked token."""
+    logs in with the agent's password; ``broken`` has a revoked token; ``misplaced`` a
+    homeserver address where Synapse answers 404."""
     server = synapse
     agent = server.register("hermes")
     alice, bob, carol = (MatrixClient(server, server.register(name))
@@ -93,7 +95,9 @@ def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, synapse: Syna
                                     "password": "${secret:MATRIX_PASSWORD}",
                                     "sync_timeout": 5, "send_rate": 50}},
             "broken": {"kind": "matrix", "token": "${secret:BROKEN_MATRIX_TOKEN}",
-                       "settings": {"homeserver": server.url}}},
+                       "settings": {"homeserver": server.url}},
+            "misplaced": {"kind": "matrix", "token": "${secret:BROKEN_MATRIX_TOKEN}",
+                          "settings": {"homeserver": f"{server.url}/not-matrix"}}},
             {"MATRIX_PASSWORD": agent.password, "BROKEN_MATRIX_TOKEN": "syt_revoked_1234"},
             environment={"cwd": str(workspace)})
         with gateway(environ, root, ready=False) as gw:
@@ -252,6 +256,9 @@ def test_a_failing_account_is_reported_while_the_other_serves(world: World) -> N
     assert f"  broken: failed {world.server.url} rejected the access token — check the " \
            "secret platforms.enabled.broken.token names" in done.stdout
     assert f"  matrix: running {world.agent.user_id} on {world.server.url}" in done.stdout
+    # a wrong address is the settings' fault: failed at once, not retried for ever
+    assert f"  misplaced: failed {world.server.url}/not-matrix refused the login (HTTP 404) " \
+           "— check platforms.enabled.misplaced.settings.homeserver" in done.stdout
     assert "syt_revoked_1234" not in done.stdout + (world.gw.home / "logs" /
                                                      "gateway.log").read_text()
 

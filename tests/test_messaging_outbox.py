@@ -190,3 +190,67 @@ def test_a_message_the_gateway_fails_on_does_not_drop_the_connection() -> None:
         await platform.stop()
         await platform.close()
     run(scenario)
+
+
+class FlakyStartPlatform(MessagingAdapter):
+    """A chat platform whose server refuses the first ``down`` connections (``error``)."""
+
+    backoff = FAST
+
+    def __init__(self, down: int, error: Exception):
+        config = PlatformConfig(kind="telegram", token="t", settings={"send_rate": 1000})
+        super().__init__("chat", config, SimpleNamespace(log=LOG), None)
+        self.down = down
+        self.error = error
+        self.connects = 0
+        self.delivered: list[str] = []
+
+    async def connect(self) -> None:
+        self.connects += 1
+        if self.connects <= self.down:
+            raise self.error
+        self.status.detail = "chat at test"
+
+    async def listen(self) -> None:
+        await asyncio.Event().wait()
+
+    async def deliver(self, source: MessageSource, text: str) -> None:
+        self.delivered.append(text)
+
+
+async def _ignore(event: MessageEvent) -> None:
+    pass
+
+
+def test_a_server_down_at_start_is_retried_with_backoff_and_replies_wait() -> None:
+    async def scenario() -> None:
+        platform = FlakyStartPlatform(3, ConnectionRefusedError("refused"))
+        platform.backoff = Backoff(initial=0.2, factor=2, maximum=0.2)
+        before = time.time()
+        await platform.start(_ignore)  # returns: the platform retries in the background
+        status = platform.status
+        assert (status.state, status.detail) == ("reconnecting",
+                                                 "ConnectionRefusedError: refused")
+        await until(lambda: status.retry_at)  # the connection's task tells when
+        assert status.retry_at is not None and before < status.retry_at <= time.time() + 0.2
+        await platform.send(CHAT, "queued while down")
+        await until(lambda: platform.delivered)
+        assert platform.delivered == ["queued while down"] and platform.connects == 4
+        assert (status.state, status.detail, status.retry_at) == ("running", "chat at test",
+                                                                  None)
+        await platform.stop()
+        await platform.close()
+    run(scenario)
+
+
+def test_refused_credentials_at_start_fail_without_another_attempt() -> None:
+    async def scenario() -> None:
+        platform = FlakyStartPlatform(1, AccessDenied("token rejected"))
+        try:
+            await platform.start(_ignore)
+        except AccessDenied as exc:
+            assert str(exc) == "token rejected"
+        else:
+            raise AssertionError("start() must fail")
+        assert platform.connects == 1 and platform._tasks == []
+    run(scenario)

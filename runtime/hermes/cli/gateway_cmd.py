@@ -67,11 +67,16 @@ def _announce(gateway: Gateway) -> None:
     for profile, name, platform in gateway.platform_states():
         if platform.state == "failed":
             typer.echo(f"hermes gateway: {profile}/{name} failed: {platform.detail}", err=True)
+        elif platform.state == "reconnecting":
+            typer.echo(f"hermes gateway: {profile}/{name} not connected ({platform.detail}); "
+                       "retrying with backoff", err=True)
+            serving.setdefault(profile, [])
         else:
             serving.setdefault(profile, []).append(platform.detail)
     addresses = ", ".join(dict.fromkeys(a for found in serving.values() for a in found))
-    typer.echo(f"hermes gateway: serving {', '.join(serving)} (pid {os.getpid()}) at "
-               f"{addresses}; Ctrl-C stops", err=True)
+    where = f" at {addresses}" if addresses else ""
+    typer.echo(f"hermes gateway: serving {', '.join(serving)} (pid {os.getpid()}){where}; "
+               "Ctrl-C stops", err=True)
 
 
 def _stop(pids: list[int]) -> None:
@@ -116,7 +121,8 @@ def status(ctx: typer.Context,
             f"{info.get('active_turns', 0)} turn(s) running, "
             f"{info.get('sessions', 0)} chat session(s))")
         for name, platform in sorted(info.get("platforms", {}).items()):
-            out(f"  {name}: {platform.get('state')} {platform.get('detail', '')}".rstrip())
+            out(f"  {name}: {platform.get('state')} {platform.get('detail', '')}".rstrip()
+                + _next_attempt(platform.get("retry_at")))
     if not any_running:
         raise typer.Exit(1)
 
@@ -141,6 +147,13 @@ def stop(ctx: typer.Context,
         time.sleep(0.1)
     raise UserError(f"the gateway (pid {pid}) is still running after {timeout:g} s; "
                     f"`kill -TERM {pid}` again stops it at once")
+
+
+def _next_attempt(retry_at: object) -> str:
+    """`` — next attempt in 4 s`` for a platform that is reconnecting."""
+    if not isinstance(retry_at, int | float):
+        return ""
+    return f" — next attempt in {max(retry_at - time.time(), 0):.0f} s"
 
 
 def _duration(seconds: float) -> str:

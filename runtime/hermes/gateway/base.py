@@ -53,7 +53,9 @@ class PlatformState:
 
     state: PlatformStateName = "starting"
     detail: str = ""
-    """The address it serves, or why it failed."""
+    """The address it serves, or why it failed (or is not connected)."""
+    retry_at: float | None = None
+    """While ``reconnecting``: when the next attempt is made (epoch seconds)."""
     extra: dict[str, str] = field(default_factory=dict)
 
 

@@ -2,7 +2,8 @@
 
 Each profile gets its own composed config, runtime (sessions, memories, approvals,
 tool environment), platforms and log; they share nothing but code. A platform
-that fails to start is reported (log, status) and the others keep serving.
+that fails to start is reported (log, status) and the others keep serving; one whose
+server cannot be reached yet is shown ``reconnecting`` and keeps trying with backoff.
 
 Shutdown: the first SIGTERM/SIGINT stops accepting; turns already running may
 finish for ``gateway.shutdown_grace`` seconds, then they are interrupted (their
@@ -169,8 +170,10 @@ class Gateway:
                 continue
             profile.router.adapters[name] = adapter
             profile.adapters.append(adapter)
-            profile.service.log.info("platform started", extra={"fields": {
-                "platform": name, "detail": adapter.status.detail}})
+            connected = adapter.status.state == "running"  # else it retries meanwhile
+            profile.service.log.info("platform started" if connected else
+                                     "platform started, not connected yet", extra={"fields": {
+                                         "platform": name, "detail": adapter.status.detail}})
 
     async def _until_stopped(self) -> None:
         next_curation = next_tick = 0.0

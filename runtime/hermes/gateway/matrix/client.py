@@ -2,7 +2,8 @@
 
 mautrix (and aiohttp under it) is imported only here, when the platform starts. Its
 errors are translated at this boundary into what the messaging core acts on:
-``AccessDenied`` (a rejected token or password: no retry helps), ``RetryAfter`` (the
+``AccessDenied`` (a rejected token or password, or an address where the login gets a
+4xx other than 429: no retry helps; a 5xx or no answer is retried), ``RetryAfter`` (the
 homeserver's rate limit, 429 with ``Retry-After``), ``Disconnected`` (no connection)
 and ``Rejected`` (the homeserver refuses this message for good).
 """
@@ -56,7 +57,7 @@ class MatrixAccount:
 
     async def login(self) -> str:
         """Check the token (or log in with the password); the account's user id."""
-        from mautrix.errors import MForbidden, MUnknownToken
+        from mautrix.errors import MatrixRequestError, MForbidden, MLimitExceeded, MUnknownToken
 
         client = self._ensure_client()
         creds = self.credentials
@@ -76,6 +77,13 @@ class MatrixAccount:
                 raise AccessDenied(f"{creds.homeserver} refused the login of {creds.user_id}"
                                    f" ({exc.message}) — check the secret "
                                    f"{creds.key}.settings.password names") from None
+            except MatrixRequestError as exc:
+                if exc.http_status >= 500 or isinstance(exc, MLimitExceeded):
+                    raise  # down or busy: tried again
+                # any other refusal (a 404 from a wrong address) is the settings' fault
+                answer = f"HTTP {exc.http_status} {exc.errcode or ''}".strip()
+                raise AccessDenied(f"{creds.homeserver} refused the login ({answer}) — check "
+                                   f"{creds.key}.settings.homeserver") from None
         if creds.user_id and who.user_id != creds.user_id:
             raise AccessDenied(f"the access token belongs to {who.user_id}, not "
                                f"{creds.user_id} — fix settings.user_id or the token")

@@ -6,8 +6,9 @@ A subclass writes four methods: ``connect`` (make the connection; raise
 reply; raise ``RetryAfter``, ``Disconnected`` or ``Rejected`` as they apply) and
 optionally ``typing`` and ``disconnect``. The base gives it the rest: replies split
 at ``max_chars`` and queued in an ``Outbox``, a ``Connection`` that reconnects with
-backoff, and the status ``hermes gateway status`` shows. The gateway puts the
-platform's ``Gate`` (allowlist and pairing) in front of ``on_message``.
+backoff (from the start, when the server cannot be reached then), and the status
+``hermes gateway status`` shows. The gateway puts the platform's ``Gate`` (allowlist and
+pairing) in front of ``on_message``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from hermes.config.platform_schema import MessagingSettings
 from hermes.config.schema import PlatformConfig
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
-from hermes.gateway.messaging.connection import Connection
+from hermes.gateway.messaging.connection import AccessDenied, Connection, describe
 from hermes.gateway.messaging.outbox import Backoff, Outbox
 from hermes.gateway.messaging.text import split_text
 
@@ -52,12 +53,24 @@ class MessagingAdapter(PlatformAdapter):
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self, on_message: MessageHandler) -> None:
-        """Connect (a failure here reports the platform failed), then listen and send."""
+        """Connect, then listen and send. Refused credentials (``AccessDenied``) fail the
+        start: no retry helps. A server that cannot be reached is tried again with
+        backoff (``reconnecting``) while the gateway serves; replies wait for it."""
         self.on_message = on_message
-        await self.connect()
-        self.status.state = "running"
-        self.outbox.connected.set()
-        self._tasks = [asyncio.create_task(self.connection.run()),
+        down: str | None = None
+        try:
+            await self.connect()
+        except AccessDenied:
+            raise
+        except Exception as exc:  # noqa: BLE001 - unreachable for now: retried
+            down = describe(exc)
+            self.status.state, self.status.detail = "reconnecting", down
+            self.log.warning("platform unreachable at start; retrying with backoff", extra={
+                "fields": {"platform": self.name, "error": down}})
+        else:
+            self.status.state = "running"
+            self.outbox.connected.set()
+        self._tasks = [asyncio.create_task(self.connection.run(down)),
                        asyncio.create_task(self.outbox.run())]
 
     async def stop(self) -> None:

@@ -62,10 +62,11 @@ class ChatApprovals:
         return question.request if question else None
 
     def answer(self, source: MessageSource, text: str) -> str:
-        """Take ``/approve [once|session|always]`` or ``/deny``; the reply to send."""
-        word, _, rest = text.strip()[1:].partition(" ")
+        """Take ``/approve [once|session|always]`` or ``/deny``; the reply to send. Only
+        the first line is the answer: below it may come a mail's signature and quote."""
+        word, *rest = text.strip().splitlines()[0][1:].split()
         choice: ApprovalChoice | None = "deny" if word.lower() == "deny" else \
-            ANSWERS.get(rest.strip().lower())
+            ANSWERS.get(" ".join(rest).lower())
         if choice is None:
             return "usage: /approve, /approve session, /approve always or /deny"
         with self._lock:

@@ -55,7 +55,7 @@ class TelegramPlatform(MessagingAdapter):
 
     async def connect(self) -> None:
         from telegram import Bot
-        from telegram.error import InvalidToken, TelegramError
+        from telegram.error import Forbidden, InvalidToken, TelegramError
         from telegram.request import HTTPXRequest
 
         bot = Bot(self.token, base_url=f"{self.base_url}/bot",
@@ -66,10 +66,10 @@ class TelegramPlatform(MessagingAdapter):
             await bot.initialize()  # getMe
         except TelegramError as exc:
             await bot.shutdown()  # its HTTP clients
-            if isinstance(exc, InvalidToken):
+            if isinstance(exc, InvalidToken | Forbidden):  # 401, 404, 403: retrying cannot help
                 raise AccessDenied(f"{self.base_url} rejected the bot token — set the right "
                                    "one: `hermes config set TELEGRAM_BOT_TOKEN <token>`") from None
-            raise ConnectionError(self._scrub(exc)) from None
+            raise ConnectionError(self._scrub(exc)) from None  # down: tried again, backoff
         await self.disconnect()
         self._bot = bot
         self.status.detail = f"@{bot.username} via {self.base_url}"
