@@ -75,6 +75,26 @@ def test_a_computed_command_with_hard_blocked_arguments_is_refused_even_with_mod
     assert any("refused:" in line for line in proc.stderr.splitlines())
 
 
+@pytest.mark.parametrize(("command", "what"), [
+    ("rm -rf ~", "a home directory (~)"),
+    ('rm -fr "$HOME"/*', "a home directory ($HOME/*)"),
+    ("rm -ri /etc </dev/null", "the system directory /etc"),  # -i: a regression asks, and
+    ("rm -r -i /usr/lib/../ </dev/null", "the system directory /usr"),  # gets "no"
+])
+def test_deleting_the_home_or_a_system_directory_is_refused_even_with_mode_off(
+        hermes_subprocess, llm: FakeLLM, user_home: Path, command: str, what: str) -> None:
+    kept = user_home / "keep.txt"
+    kept.write_text("still here")
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": command})]), Reply(text="done"))
+    proc = hermes_subprocess("-z", "clean up", "approvals.mode=off")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(str(llm.requests[-1].tool_results[0].content))
+    assert "output" not in result, result
+    assert "blocked command" in result["error"] and "never be approved" in result["error"]
+    assert f"recursive delete of {what}" in result["error"], result
+    assert kept.read_text() == "still here"
+
+
 def test_oneshot_with_yolo_runs_it(hermes_subprocess, llm: FakeLLM, tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.mkdir()

@@ -4,8 +4,9 @@
 every ``Danger`` it finds, hard-blocked ones first; ``detect_danger`` returns
 the first. Each danger belongs to a class (``DANGER_CLASSES``) with a stable
 key: approving a class for the session, or always, approves that class only.
-Hard-blocked classes (deleting ``/``, fork bombs, formatting the system disk,
-overwriting a disk device) can never be approved. A program whose name is
+Hard-blocked classes (deleting ``/``, a home directory or a top-level system
+directory, fork bombs, formatting the system disk, overwriting a disk device)
+can never be approved. A program whose name is
 computed (``$(echo rm)``, ``$R``, ``/bin/r?``) is a class of its own, and
 hard-blocked when its arguments would be for ``rm`` or ``mkfs`` (``-rf /``, a
 disk device). Text that does not parse as a shell command is a danger too
@@ -22,13 +23,17 @@ from types import MappingProxyType
 
 from hermes.tools.commands import clean, read_command_line
 from hermes.tools.danger_paths import Whereabouts
-from hermes.tools.danger_rules import COMMAND_RULES, script_rules
+from hermes.tools.danger_rules import COMMAND_RULES, HARD_DELETES, script_rules
 
 __all__ = ["DANGER_CLASSES", "Danger", "Whereabouts", "detect_danger", "detect_dangers"]
 
 DANGER_CLASSES = MappingProxyType({
     # key: what approving the class (for a session, or always) lets run
     "delete_root": "recursive deletes of the root filesystem (never allowed)",
+    "delete_home": "recursive deletes of a home directory (rm -rf ~, $HOME, ~/*; never "
+                   "allowed)",
+    "delete_system": "recursive deletes of a top-level system directory (/etc, /usr, /bin, "
+                     "/var, /home, ...; never allowed)",
     "fork_bomb": "fork bombs (never allowed)",
     "format_system_disk": "formatting the system disk (never allowed)",
     "write_disk": "overwriting a disk device (never allowed)",
@@ -70,7 +75,7 @@ DANGER_CLASSES = MappingProxyType({
     "sudo_stdin": "sudo with a password from stdin or an askpass helper (-S, -A)",
     "run_new_script": "making a file executable and running it straight away",
 })
-HARD_CLASSES = frozenset({"delete_root", "fork_bomb", "format_system_disk", "write_disk"})
+HARD_CLASSES = frozenset({*HARD_DELETES, "fork_bomb", "format_system_disk", "write_disk"})
 
 FORK_BOMB = re.compile(r"([\w:.-]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}")
 SQL_DROP = re.compile(r"\bDROP\s+(TABLE|DATABASE|SCHEMA)\b", re.IGNORECASE)

@@ -18,7 +18,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from hermes.home import default_root
 from hermes.tools.commands import SimpleCommand, is_option
@@ -31,6 +31,12 @@ SHELL_STARTUP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".pr
                  ".config/systemd/user", ".pam_environment")
 PROJECT_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 HERMES_FILES = (*RUNTIME_FILES, "active_profile")
+SYSTEM_DIRS = frozenset({
+    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc",
+    "root", "run", "sbin", "srv", "sys", "usr", "var", "nix",
+    "Applications", "Library", "System", "Users", "private",  # macOS
+})
+"""Top-level directories whose recursive delete leaves no working machine."""
 VAR = re.compile(r"\$\{(\w+)(?::?[-=]([^}]*))?\}|\$(\w+)")
 
 
@@ -136,18 +142,46 @@ def _download_outputs(args: list[str]) -> list[str]:
 def resolve(target: str, where: Whereabouts) -> Path:
     """``target`` as the shell would open it: variables and ``~`` expanded, absolute,
     ``..`` collapsed, existing symlinks followed."""
+    text = expand(target, where)
+    path = Path(text) if text.startswith("/") else where.cwd / text
+    return Path(os.path.realpath(posixpath.normpath(str(path))))
+
+
+def expand(target: str, where: Whereabouts) -> str:
+    """``target`` with ``$HOME``, ``$HERMES_HOME``, ``$PWD`` and ``~`` (``~user`` too)
+    expanded as the shell would; other variables stay as written."""
     known = {"HOME": str(where.user_home), "HERMES_HOME": str(where.hermes_home),
              "PWD": str(where.cwd)}
 
-    def expand(match: re.Match[str]) -> str:
+    def value(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)
         return known.get(name, match.group(2) if match.group(2) is not None else match.group(0))
 
-    text = VAR.sub(expand, target)
+    text = VAR.sub(value, target)
     if text == "~" or text.startswith("~/"):
-        text = str(where.user_home) + text[1:]
-    path = Path(text) if text.startswith("/") else where.cwd / text
-    return Path(os.path.realpath(posixpath.normpath(str(path))))
+        return str(where.user_home) + text[1:]
+    return posixpath.expanduser(text) if text.startswith("~") else text
+
+
+def hard_delete(target: str, where: Whereabouts) -> tuple[str, str] | None:
+    """``(danger key, reason)`` when deleting ``target`` recursively deletes a home
+    directory (``~``, ``$HOME``, ``~/*``, ``/home/NAME``) or a top-level system
+    directory (``/etc``, ``/usr/*``, ``~/..``); the root itself is ``rm_scope``'s."""
+    text = expand(target.rstrip("*") or target, where)
+    if not text.startswith("/"):
+        return None  # relative to a directory a `cd` before it may have changed
+    path = PurePosixPath(posixpath.normpath("/" + text.lstrip("/")))
+    homes = {PurePosixPath(posixpath.normpath(str(where.user_home))),
+             PurePosixPath(os.path.realpath(where.user_home))}
+    parts = path.parts[1:]
+    if path in homes or (len(parts) == 2 and parts[0] in ("home", "Users")):
+        return "delete_home", f"recursive delete of a home directory ({target})"
+    if len(parts) == 2 and parts[0] == "private":  # macOS: /etc is /private/etc
+        parts = parts[1:]
+    if len(parts) == 1 and parts[0] in SYSTEM_DIRS:
+        spelled = "" if target == str(path) else f" ({target})"
+        return "delete_system", f"recursive delete of the system directory {path}{spelled}"
+    return None
 
 
 def classify(path: Path, where: Whereabouts) -> tuple[str, str] | None:

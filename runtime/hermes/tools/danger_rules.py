@@ -25,7 +25,13 @@ from hermes.tools.commands import (
     split_options,
 )
 from hermes.tools.danger_modes import Finding, permission_rule, privilege_rule
-from hermes.tools.danger_paths import Whereabouts, classify, resolve, write_targets
+from hermes.tools.danger_paths import (
+    Whereabouts,
+    classify,
+    hard_delete,
+    resolve,
+    write_targets,
+)
 from hermes.tools.launchers import git_alias_definition, git_alias_expansion, git_subcommand
 
 Rule = Callable[[SimpleCommand, Whereabouts], Iterator[Finding]]
@@ -49,6 +55,8 @@ METADATA_HOSTS = frozenset({"169.254.169.254", "fd00:ec2::254", "100.100.100.200
                             "metadata"})
 METADATA_TEXT = re.compile(r"(?<![\w.])(169\.254\.169\.254|100\.100\.100\.200|169\.254\.170\.2)"
                            r"(?![\d])|\[?fd00:ec2::254\]?|\bmetadata\.google\.internal\b(?!\.\w)")
+HARD_DELETES = frozenset({"delete_root", "delete_home", "delete_system"})
+"""The ``rm -r`` findings refused always (``danger.HARD_CLASSES``)."""
 
 
 def interpreter_family(name: str) -> str | None:
@@ -68,7 +76,7 @@ def computed_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
     what = f"a program whose name is computed ({cmd.program})"
     yield "computed_command", f"runs {what}"
     for key, reason in rm_rule(replace(cmd, name="rm", via=()), where):
-        if key == "delete_root":
+        if key in HARD_DELETES:
             yield key, f"{reason} by {what}"
     for arg in cmd.args:
         device = arg.partition("=")[2] if "=" in arg else arg
@@ -94,6 +102,8 @@ def rm_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
     for target in operands:
         if rm_scope(target) == "root":
             yield "delete_root", f"recursive delete of the root filesystem ({target})"
+        elif (found := hard_delete(target, where)) is not None:
+            yield found
     shown = " ".join(operands) or "(no target)"
     yield "recursive_delete", f"recursive delete of {shown} (rm -r)"
 
