@@ -77,3 +77,22 @@ def test_invalid_configs_are_never_cached(root: Path, environ) -> None:
         with pytest.raises(ConfigError):
             compose_config(home, environ)
     assert not (root / ".cache").exists()
+
+
+@pytest.mark.both_modes
+def test_a_literal_key_on_the_command_line_is_written_nowhere(
+        hermes_subprocess, root: Path, cli_mode: str) -> None:
+    from conftest import write_fake_provider
+    from fakellm import FakeLLM, Reply
+
+    key = "sk-literal-on-the-command-line-7f3a9c"
+    with FakeLLM() as llm:
+        write_fake_provider(root, llm.openai_base_url)
+        llm.push(Reply(text="hello back"), Reply(text="hello again"))
+        for _ in range(2):  # the second run would be the cache's hit
+            proc = hermes_subprocess("-z", "hello", f"provider.api_key={key}")
+            assert proc.returncode == 0, proc.stderr
+        assert all(r.headers.get("authorization") == f"Bearer {key}" for r in llm.requests)
+    holding = [str(p.relative_to(root)) for p in root.rglob("*")
+               if p.is_file() and key.encode() in p.read_bytes()]
+    assert holding == []

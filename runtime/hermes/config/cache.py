@@ -5,8 +5,11 @@ choices, the chosen group option files, and the overrides — exactly what
 ``Sources`` records. The cache key is a hash of those, so any edit to any file
 that takes part, or any different override, misses. Only configs that
 validated are stored. Entries hold no resolved secrets (interpolations stay
-unresolved); they live in the home (``.cache/config/``, 0600), are never
-exported or cloned, and the newest ``KEEP`` are kept.
+unresolved), and a composition an override gives a literal secret
+(``provider.api_key=sk-...``) is not stored at all (``compose._literal_secrets``):
+the secret stays where the user put it. Entries live in the home
+(``.cache/config/``, 0600), are never exported or cloned, and the newest ``KEEP``
+are kept.
 """
 
 from __future__ import annotations

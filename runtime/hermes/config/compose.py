@@ -26,7 +26,7 @@ from hermes.config.overrides import Override, cli_overrides, env_overrides, quic
 from hermes.config.placeholders import check_placeholders
 from hermes.config.resolve import resolve
 from hermes.config.schema import GROUPS, HermesConfig
-from hermes.config.sources import Choice, Sources, build_sources
+from hermes.config.sources import Choice, Sources, build_sources, override_source
 from hermes.config.toolset_names import normalise_toolsets
 from hermes.credentials import REDACTED, Secrets, is_secret_key, redact_tree
 from hermes.errors import ConfigError, did_you_mean
@@ -82,10 +82,17 @@ def compose_config(
         config = HermesConfig.model_validate(resolved)
     except ValidationError as exc:
         raise _validation_error(exc, sources) from exc
-    if cache is not None and key is not None:
+    if cache is not None and key is not None and not _literal_secrets(requested):
         cache.put(key, raw)
     # Literal secrets written into a file (``api_key: sk-...``) are redacted too.
     return ComposedConfig(home, config, redact_tree(raw), redact_tree(display), sources)
+
+
+def _literal_secrets(requested: list[Override]) -> bool:
+    """Whether an override gives a secret's value itself (``provider.api_key=sk-...``):
+    such a composition is not cached, so the secret is never written to the home."""
+    return any(redact_tree(source.data) != source.data
+               for source in map(override_source, requested))
 
 
 def _compose_with_hydra(layers: list[Layer], requested: list[Override]

@@ -100,7 +100,8 @@ def _nest(key: str, value: Any) -> dict[str, Any]:
     return node
 
 
-def _override_source(override: Override) -> Source:
+def override_source(override: Override) -> Source:
+    """The values (or deletion) one override sets."""
     text = override.text
     where = f"{override.origin}: {text}"
     if text.startswith("~"):
@@ -121,7 +122,7 @@ def build_sources(
             body, _ = split_defaults(read_yaml(path), path)
             items.append(Source(f"group option {group}/{choice.option} ({path})", {group: body}))
     items += [Source(layer.where, layer.body) for layer in layers]
-    items += [_override_source(o) for o in key_overrides]
+    items += [override_source(o) for o in key_overrides]
     return Sources(items, choices)
 
 
