@@ -84,7 +84,7 @@ def test_explain_matches_what_is_enforced(
     lines = ok(hermes("-p", "demo", "sandbox", "explain", f"environment.cwd={workspace}",
                       *settings))
     assert f"backend {backend}" in lines and f"  {allowed}  (" in lines
-    assert "widen: hermes config set environment.local.sandbox.allow_write" in lines
+    assert "widen: hermes -p demo config set environment.local.sandbox.allow_write" in lines
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -9,6 +9,7 @@ from typing import Any
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
 from hermes.agent.transcript import take_back_last_turn
+from hermes.hints import for_profile
 
 
 def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
@@ -20,7 +21,7 @@ def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
     if name == "help":
         from hermes.cli.chat_repl import HELP
 
-        _say(HELP + _plugin_help(factory))
+        _say(for_profile(HELP + _plugin_help(factory), factory.deps.home.name))
     elif name == "new":
         from hermes.cli.chat_repl import end_session
 
@@ -68,7 +69,8 @@ def _plugins(factory: AgentFactory) -> str:
     for state in shown:
         mark = "✓" if state.status == "loaded" else "✗"
         lines.append(f"  {mark} {state.key}: {state.detail}")
-    return "\n".join(lines) if shown else "no plugin is loaded (`hermes plugins list`)"
+    none = for_profile("no plugin is loaded (`hermes plugins list`)", factory.deps.home.name)
+    return "\n".join(lines) if shown else none
 
 
 def _skill(text: str, factory: AgentFactory) -> str | None:
@@ -77,8 +79,8 @@ def _skill(text: str, factory: AgentFactory) -> str | None:
 
     turn = skill_turn(factory.deps.skills, text)
     if turn is None:
-        _say(f"unknown command {text.split()[0]}; /help lists them "
-             "(and `hermes skills list` the skills)")
+        _say(for_profile(f"unknown command {text.split()[0]}; /help lists them "
+                         "(and `hermes skills list` the skills)", factory.deps.home.name))
         return None
     _say(f"loaded skill {turn.skill.name}")
     return turn.message

@@ -95,5 +95,6 @@ def explain(ctx: typer.Context,
     from hermes.environments.sandbox.explain import explain_profile, render
 
     cli = state(ctx)
-    found = explain_profile(cli.home(), cli.environ, overrides or [])
-    out(json.dumps(found, indent=2) if as_json else "\n".join(render(found)))
+    home = cli.home()
+    found = explain_profile(home, cli.environ, overrides or [])
+    out(json.dumps(found, indent=2) if as_json else "\n".join(render(found, home.name)))

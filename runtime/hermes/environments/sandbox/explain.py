@@ -10,6 +10,7 @@ from typing import Any
 from hermes.environments.sandbox.policy import SETTING
 from hermes.environments.sandbox.service import INSTALL_HINT, Sandbox
 from hermes.errors import SandboxUnavailable
+from hermes.hints import command
 from hermes.home import Home
 
 TMP = {"bubblewrap": "private to each command: empty at its start, discarded after",
@@ -43,8 +44,9 @@ def describe(sandbox: Sandbox, cwd: Path) -> dict[str, Any]:
         "limits": choice.backend.limits(policy)}
 
 
-def render(found: dict[str, Any]) -> list[str]:
-    """``describe``'s result as the lines ``hermes sandbox explain`` prints."""
+def render(found: dict[str, Any], profile: str | None = None) -> list[str]:
+    """``describe``'s result as the lines ``hermes sandbox explain`` prints for
+    ``profile`` (its widening hint carries ``-p``)."""
     lines = [f"mode {found['mode']}, backend {found['backend']}: {found['why']}",
              f"working directory {found['cwd']}"]
     if found.get("problem"):
@@ -59,8 +61,8 @@ def render(found: dict[str, Any]) -> list[str]:
     lines += [f"  {item['path']}  ({item['why']})" for item in found["writable"]]
     lines.append(f"network: {found['network']}")
     lines += [f"note: {limit}" for limit in found["limits"]]
-    lines.append(f"widen: hermes config set {SETTING}.allow_write '[~/.cache/pip]' "
-                 f"(or {SETTING}.network on, {SETTING}.mode off)")
+    widen = command(profile, f"config set {SETTING}.allow_write '[~/.cache/pip]'")
+    lines.append(f"widen: {widen} (or {SETTING}.network on, {SETTING}.mode off)")
     return lines
 
 
