@@ -12,9 +12,6 @@ import typer
 from hermes.cli.chat_cmd import OVERRIDES_HELP
 from hermes.errors import UserError
 
-SWITCH_INTERVAL = 0.0005
-"""Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
-
 
 def acp(
     ctx: typer.Context,
@@ -50,10 +47,6 @@ def _serve(runtime: Any) -> None:
     from hermes.acp.server import serve
     from hermes.acp.stdio import open_streams, reserve_stdout
 
-    # Streamed updates are sent by the event loop's thread while the model's thread parses
-    # the stream: at the default 5 ms switch interval each hand-over of the GIL could wait
-    # that long (bench/acp_prompt.py: the first chunk reached the editor 5-8 ms sooner at 0.5 ms).
-    sys.setswitchinterval(SWITCH_INTERVAL)
     output = reserve_stdout()
 
     async def main() -> None:
