@@ -12,12 +12,14 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from fakellm import Reply, ToolCall, Turn
+from fakellm import FakeLLM, Reply, ToolCall, Turn
 from fakellm.recording import RecordedRequest
 from hermes.delegation.prompt import ROLE
+from hermes.tools.context import ApprovalChoice, ApprovalRequest, Cancelled
 
 GOAL = re.compile(r"## Your task\n\n(.*?)\n\n## ", re.S)
 
@@ -100,3 +102,26 @@ def overlap(spans: Iterable[tuple[float, float]]) -> int:
         current += step
         most = max(most, current)
     return most
+
+
+@contextmanager
+def serving(team: Team) -> Iterator[FakeLLM]:
+    """The fake LLM answering from ``team``; its gate is opened at the end, so no
+    child's request is left waiting on it."""
+    with FakeLLM(fallback=team) as fake:
+        try:
+            yield fake
+        finally:
+            team.gate.set()
+
+
+class Approver:
+    """An approval callback answering from a script, recording what it was asked."""
+
+    def __init__(self, *answers: ApprovalChoice):
+        self.answers = list(answers)
+        self.requests: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest, cancelled: Cancelled) -> ApprovalChoice:
+        self.requests.append(request)
+        return self.answers.pop(0)

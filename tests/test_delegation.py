@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 
 from conftest import wait_until, write_fake_provider
-from delegation_support import Team, delegate, overlap, results_of, system_prompt
+from delegation_support import Approver, Team, delegate, overlap, results_of, serving, system_prompt
 from fakellm import FakeLLM, Fault, Reply, ToolCall
 from hermes.agent.factory import Interaction
 from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.home import home_from_path
-from hermes.tools.context import ApprovalChoice, ApprovalRequest, Cancelled
 
 FORCE_PUSH = "git push --force nowhere main 2>/dev/null; echo pushed"
 TOOLSETS = "toolsets.enabled=[file,terminal,todo,clarify,memory,cron,delegation]"
@@ -31,11 +30,8 @@ def team() -> Team:
 
 @pytest.fixture
 def llm(team: Team) -> Iterator[FakeLLM]:
-    with FakeLLM(fallback=team) as fake:
-        try:
-            yield fake
-        finally:
-            team.gate.set()
+    with serving(team) as fake:
+        yield fake
 
 
 @pytest.fixture
@@ -69,17 +65,6 @@ def parent_turn(runtime: Runtime, text: str = "split the work", **how: Any) -> A
     agent = runtime.container.agent_factory().new_session(Interaction(**how))
     return agent, agent.run_turn(text)
 
-
-class Approver:
-    """An approval callback answering from a script, recording what it was asked."""
-
-    def __init__(self, *answers: ApprovalChoice):
-        self.answers = list(answers)
-        self.requests: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest, cancelled: Cancelled) -> ApprovalChoice:
-        self.requests.append(request)
-        return self.answers.pop(0)
 
 
 def test_a_child_works_from_a_focused_prompt_and_its_summary_comes_back(

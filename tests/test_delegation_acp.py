@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from conftest import ok, wait_until, write_fake_provider
-from delegation_support import Team, delegate, results_of
+from delegation_support import Approver, Team, delegate, results_of, serving
 from fakellm import FakeLLM, Reply, ToolCall
 from hermes.agent.factory import Interaction
 from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.home import home_from_path
-from hermes.tools.context import ApprovalChoice, ApprovalRequest, Cancelled
 
 SECOND = "hermes -p second acp"
 
@@ -31,11 +30,8 @@ def team() -> Team:
 
 @pytest.fixture
 def llm(team: Team) -> Iterator[FakeLLM]:
-    with FakeLLM(fallback=team) as fake:
-        try:
-            yield fake
-        finally:
-            team.gate.set()
+    with serving(team) as fake:
+        yield fake
 
 
 @pytest.fixture
@@ -68,15 +64,6 @@ def stored(home: Path) -> list[dict[str, Any]]:
         db.row_factory = sqlite3.Row
         return [dict(row) for row in db.execute("SELECT * FROM sessions ORDER BY started_at")]
 
-
-class Approver:
-    def __init__(self, *answers: ApprovalChoice):
-        self.answers = list(answers)
-        self.requests: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest, cancelled: Cancelled) -> ApprovalChoice:
-        self.requests.append(request)
-        return self.answers.pop(0)
 
 
 def test_a_second_profiles_hermes_acp_runs_the_task(start, team: Team, llm: FakeLLM,

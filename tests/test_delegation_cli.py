@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from conftest import ok, wait_until, write_fake_provider
-from delegation_support import Team, delegate, results_of
+from delegation_support import Team, delegate, results_of, serving
 from fakellm import FakeLLM, Reply, ToolCall
 
 
@@ -26,12 +26,9 @@ def team() -> Team:
 
 @pytest.fixture
 def llm(root: Path, team: Team) -> Iterator[FakeLLM]:
-    with FakeLLM(fallback=team) as fake:
+    with serving(team) as fake:
         write_fake_provider(root, fake.openai_base_url)
-        try:
-            yield fake
-        finally:
-            team.gate.set()
+        yield fake
 
 
 def sessions(root: Path) -> list[tuple[str, str, str | None, str | None]]:
