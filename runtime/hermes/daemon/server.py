@@ -34,7 +34,7 @@ from typing import Any
 
 from hermes import __version__
 from hermes.daemon import wire
-from hermes.fsutil import private_dir
+from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 
 LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
@@ -107,7 +107,8 @@ class Server:
             os.umask(old_umask)
         os.chmod(path, 0o600)
         listener.listen(64)
-        (self.dir / PID_FILE).write_text(f"{os.getpid()}\n")
+        # Renamed into place (as the status below): a reader never sees it empty or half.
+        atomic_write(self.dir / PID_FILE, f"{os.getpid()}\n", mode=0o600)
         return listener
 
     def _maybe_tick(self) -> None:
@@ -189,7 +190,7 @@ class Server:
         status = {"pid": os.getpid(), "started_at": self.started, "version": __version__,
                   "install": wire.install_id(), "idle_timeout": self.idle_timeout,
                   "served": self.served}
-        (self.dir / STATUS_FILE).write_text(json.dumps(status) + "\n")
+        atomic_write(self.dir / STATUS_FILE, json.dumps(status) + "\n", mode=0o600)
 
 
 def peer_credentials(conn: socket.socket) -> tuple[int, int]:
