@@ -211,6 +211,27 @@ def test_install_scans_shows_and_asks(hermes, root: Path, tmp_path: Path) -> Non
     refused(hermes("skills", "install", f"file://{tmp_path}/no-repo"), "git clone failed")
 
 
+def test_a_script_taking_its_program_from_its_caller_installs_with_a_note(
+        hermes, root: Path, tmp_path: Path) -> None:
+    """A computed program name (``"$@"``, ``$PYTHON``, ``${EDITOR:-vi}``) alone keeps no
+    script out: ``skills audit`` reports it as a note; given ``-rf /`` it is refused."""
+    source = tmp_path / "runner"
+    put(source, "SKILL.md", skill_md("runner", "Runs the project's tests"))
+    put(source, "scripts/run.sh", '#!/usr/bin/env bash\nset -euo pipefail\n'
+        'PYTHON="${PYTHON:-python3}"\ncd "$(dirname "$0")/.."\n'
+        '"$PYTHON" -m pytest -q tests/ "$@"\n${EDITOR:-vi} notes.md\nexec "$@"\n')
+    out = ok(hermes("skills", "install", str(source), "--yes"))
+    assert "runner → skills/runner (scan: clean)" in out and "installed runner" in out
+    audit = ok(hermes("skills", "audit"))
+    assert re.search(r"^runner \(\w+\): ✓ clean$", audit, re.M), audit
+    assert "note: scripts/run.sh: computed_command: runs a program whose name is computed" \
+        in audit
+    wiper = tmp_path / "wiper"
+    put(wiper, "SKILL.md", skill_md("wiper", "Wipes"))
+    put(wiper, "scripts/wipe.sh", '#!/bin/sh\n"$TOOL" -rf /\n')
+    refused(hermes("skills", "install", str(wiper), "--yes"), "the scan found problems")
+
+
 def test_audit_rescans_every_skill(hermes, root: Path) -> None:
     shutil.copytree(FIXTURE, root / "skills" / "data" / "csv-report")
     out = ok(hermes("skills", "audit"))

@@ -137,7 +137,8 @@ def run_audit(store: SkillsStore) -> bool:
     for skill in found.skills:
         if skill.source is not None and skill.source.kind == "bundled":
             continue
-        findings = scan_tree(skill.path)
+        scanned = scan_tree(skill.path, notes=True)
+        findings = [finding for finding in scanned if not finding.note]
         entry = entries.get(skill.name) if skill.writable else None
         drift = entry is not None and content_hash(skill.path) != entry.hash
         anything = anything or bool(findings)
@@ -145,4 +146,7 @@ def run_audit(store: SkillsStore) -> bool:
         verdict = f"! {len(findings)} finding(s)" if findings else "✓ clean"
         out(f"{skill.name} ({skill.origin}): {verdict}{note}")
         _findings(findings)
+        for finding in scanned:
+            if finding.note:
+                out(f"      note: {finding}")
     return anything

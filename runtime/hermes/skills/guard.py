@@ -2,7 +2,8 @@
 
 Each text file is checked like a memory write (``memory/scan.py``: injected
 instructions, exfiltration, invisible characters); shell scripts go through the
-terminal's danger detector (``detect_dangers``) and Python scripts through a static
+terminal's danger detector (``detect_dangers``; a program whose name is computed,
+``"$@"`` or ``$PYTHON x.py``, is only a note: see ``NOTE_CLASSES``) and Python scripts through a static
 check for obvious exfiltration: a script that imports a network module and reads a
 credential file or hands over the whole environment (``dict(os.environ)``). Reading
 one variable (``os.environ["GITHUB_TOKEN"]``) to call an API is not flagged.
@@ -33,6 +34,11 @@ CREDENTIAL_PATHS = re.compile(r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc
                               r"\.git-credentials|(?:^|/)\.env\b|/etc/(?:passwd|shadow)|"
                               r"\.hermes\b|HERMES_HOME|\.gnupg|\.kube/config|\.docker/config")
 ENVIRON_KEY_ACCESS = frozenset({"get", "setdefault", "pop"})
+NOTE_CLASSES = frozenset({"computed_command"})
+"""Danger classes that alone keep no script out, reported by ``skills audit`` as notes.
+A script is read, not run, when a skill is installed, and ``"$@"``, ``$PYTHON x.py`` or
+``${EDITOR:-vi}`` are how scripts take a program from their caller; what such a name
+is given that would be refused for any program (``$X -rf /``) is a finding of its own."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,8 @@ class Finding:
     """The file, relative to the skill's directory."""
     kind: str
     detail: str
+    note: bool = False
+    """Reported (``skills audit``) but keeps nothing out."""
 
     def __str__(self) -> str:
         return f"{self.file}: {self.kind}: {self.detail}"
@@ -58,8 +66,9 @@ def check_size(file: str, size: int) -> Finding | None:
     return None
 
 
-def scan_content(file: str, data: bytes) -> list[Finding]:
-    """Findings in one file's content (``file`` is relative to the skill)."""
+def scan_content(file: str, data: bytes, *, notes: bool = False) -> list[Finding]:
+    """Findings in one file's content (``file`` is relative to the skill); the notes
+    too with ``notes``."""
     from hermes.memory.scan import find_threat  # compiled patterns: only when writing
 
     text = _text_of(data)
@@ -72,14 +81,15 @@ def scan_content(file: str, data: bytes) -> list[Finding]:
     if threat is not None:
         findings.append(Finding(file, threat.kind, threat.reason()[len(threat.kind):].strip()))
     if is_shell_script(file, text):
-        findings.extend(_shell_findings(file, text))
+        findings.extend(f for f in _shell_findings(file, text) if notes or not f.note)
     elif file.endswith(".py") or text.startswith("#!") and "python" in text.split("\n", 1)[0]:
         findings.extend(python_findings(file, text))
     return findings
 
 
-def scan_tree(directory: Path) -> list[Finding]:
-    """Findings in every file of a skill's directory: content, sizes, symlinks."""
+def scan_tree(directory: Path, *, notes: bool = False) -> list[Finding]:
+    """Findings in every file of a skill's directory: content, sizes, symlinks (and the
+    notes with ``notes``)."""
     findings: list[Finding] = []
     total = count = 0
     for path in sorted(directory.rglob("*")):
@@ -91,7 +101,7 @@ def scan_tree(directory: Path) -> list[Finding]:
             total, count = total + len(data), count + 1
             size = len(data.decode("utf-8", "replace")) if rel == SKILL_FILE else len(data)
             too_big = check_size(rel, size)
-            findings.extend([too_big] if too_big else scan_content(rel, data))
+            findings.extend([too_big] if too_big else scan_content(rel, data, notes=notes))
     if total > MAX_SKILL_BYTES or count > MAX_SKILL_FILES:
         findings.append(Finding(".", "too large", f"{count} files, {total:,} bytes; at most "
                                 f"{MAX_SKILL_FILES} files and {MAX_SKILL_BYTES:,} bytes"))
@@ -106,6 +116,9 @@ def _shell_findings(file: str, text: str) -> list[Finding]:
     from hermes.tools.danger import detect_dangers  # the shell parser, only when needed
 
     return [Finding(file, f"dangerous command ({danger.key})", danger.reason)
+            if danger.key not in NOTE_CLASSES else
+            Finding(file, danger.key, f"{danger.reason}; what it runs is checked as far as "
+                    "the script tells", note=True)
             for danger in detect_dangers(text)]
 
 
