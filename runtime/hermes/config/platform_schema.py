@@ -102,6 +102,9 @@ class MessagingSettings(PlatformSettings):
     send_rate: Annotated[Number, Field(gt=0)] = 1.0
     """Replies sent per second at most; the platform's own rate limits (429 with
     ``retry_after``) are honoured besides."""
+    announce_learning: bool = False
+    """Tell the chat in one line what the background learning review of its conversation
+    saved (``learned: skill deploy-site updated``); off: the chat hears nothing of it."""
 
 
 class TelegramSettings(MessagingSettings):

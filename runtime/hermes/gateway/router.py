@@ -25,6 +25,7 @@ from hermes.agent.loop import Agent
 from hermes.fsutil import atomic_write
 from hermes.gateway.base import MessageEvent, MessageSource
 from hermes.gateway.messaging.approvals import ChatApprovals
+from hermes.gateway.messaging.learned import LearnedLines
 from hermes.gateway.service import ProfileService
 
 HELP = ("/new or /reset — start a new conversation\n/model — the model answering\n"
@@ -49,6 +50,8 @@ class SessionRouter:
         self._queues: dict[str, deque[MessageEvent]] = {}
         self._running: dict[str, Agent] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self.learned = LearnedLines(service.runtime.container.learning(), self.adapters,
+                                    self._quiet)
 
     @property
     def active(self) -> int:
@@ -101,6 +104,7 @@ class SessionRouter:
         how = Interaction(source=source.platform, stream=False, interactive=True,
                           approve=self.approvals.callback(source, loop), origin=source)
         agent = self.service.open(how, self._sessions.get(key))
+        self.learned.track(key, agent.session_id, source, loop)
         if self._sessions.get(key) != agent.session_id:
             self._sessions[key] = agent.session_id
             atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
@@ -149,6 +153,12 @@ class SessionRouter:
         adapter = self.adapters.get(source.platform)
         if adapter is not None and text:
             await adapter.send(source, text)
+
+    async def _quiet(self, key: str) -> None:
+        """Wait until conversation ``key`` has no turn running or queued."""
+        worker = self._workers.get(key)
+        if worker is not None and not worker.done():
+            await asyncio.wait({worker})
 
     async def drain(self) -> None:
         """Wait until every accepted message has been answered."""
