@@ -3,11 +3,11 @@
 Each text file is checked like a memory write (``memory/scan.py``: injected
 instructions, exfiltration, invisible characters); shell scripts go through the
 terminal's danger detector (``detect_dangers``; a program whose name is computed,
-``"$@"`` or ``$PYTHON x.py``, is only a note: see ``NOTE_CLASSES``) and Python scripts through a static
-check for obvious exfiltration: a script that imports a network module and reads a
-credential file or hands over the whole environment (``dict(os.environ)``). Reading
-one variable (``os.environ["GITHUB_TOKEN"]``) to call an API is not flagged.
-Sizes are capped; symlinks are refused (they could point anywhere).
+``"$@"`` or ``$PYTHON x.py``, is only a note: see ``NOTE_CLASSES``) and Python
+scripts through a static check for obvious exfiltration: a script that imports a
+network module and reads a credential file or hands over the whole environment
+(``dict(os.environ)``). Reading one variable (``os.environ["GITHUB_TOKEN"]``) to
+call an API is not flagged. Sizes are capped; symlinks are refused (they could point anywhere).
 """
 
 from __future__ import annotations
