@@ -188,18 +188,25 @@ def report(figures: dict[str, list[Figure]]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    return run_benchmark(__doc__ or "", MEASUREMENTS, "skills")
+
+
+def run_benchmark(doc: str, measurements: dict[str, Callable[[Context], list[Figure]]],
+                  label: str) -> int:
+    """Parse the common options, run the chosen ``measurements`` (the one called ``list``
+    compares with hermes-agent, which is installed for it when needed), report."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10, help="timed rounds (default: 10)")
-    ap.add_argument("--only", action="append", choices=list(MEASUREMENTS),
+    ap.add_argument("--only", action="append", choices=list(measurements),
                     help="run only this measurement (repeatable)")
     add_common_arguments(ap)
     args = checked_arguments(ap)
-    chosen = args.only or list(MEASUREMENTS)
+    chosen = args.only or list(measurements)
     theirs = args.theirs or (ensure_theirs(DEFAULT_THEIRS_VENV) if "list" in chosen else None)
-    tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-skills-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"hermes-bench-{label}-"))
     ctx = Context(args.ours, theirs or Path("-"), tmp, args.rounds)
     try:
-        figures = {name: MEASUREMENTS[name](ctx) for name in chosen}
+        figures = {name: measurements[name](ctx) for name in chosen}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\n{args.rounds} rounds; nproc={len(os.sched_getaffinity(0))}; load "

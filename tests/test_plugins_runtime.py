@@ -148,8 +148,10 @@ def test_required_variables_gate_a_plugin_and_the_profile_s_env_counts(
     install_sample(root, "sink")
     with make_runtime(root, environ, llm.openai_base_url, "plugins.enabled=[sink]") as runtime:
         assert "sink_echo" not in runtime.container.tools().names()
-        (state,) = runtime.container.plugins().registrations().states
-    assert (state.status, state.detail) == ("missing env", "missing SINK_TOKEN, SINK_REGION")
+        states = {s.key: s for s in runtime.container.plugins().registrations().states}
+    assert (states["sink"].status, states["sink"].detail) == ("missing env",
+                                                              "missing SINK_TOKEN, SINK_REGION")
+    assert states["tool-log"].status == "not enabled"
     assert "plugin sink is not loaded: missing SINK_TOKEN, SINK_REGION" in capsys.readouterr().err
     assert kinds(root) == []  # never imported
     with (root / ".env").open("a") as env:
@@ -163,7 +165,8 @@ def test_disabled_wins_over_enabled(root: Path, sink_env, llm) -> None:
     with make_runtime(root, sink_env, llm.openai_base_url, "plugins.enabled=[sink]",
                       "plugins.disabled=[sink]") as runtime:
         assert "sink_echo" not in runtime.container.tools().names()
-        assert runtime.container.plugins().registrations().states[0].status == "disabled"
+        states = {s.key: s for s in runtime.container.plugins().registrations().states}
+        assert states["sink"].status == "disabled"
 
 
 def test_slash_commands_dispatch_tools_through_the_session(root: Path, sink_env, llm,
@@ -257,3 +260,22 @@ def test_two_runtimes_in_one_process_keep_their_own_plugins(tmp_path: Path, sink
         two.container.agent_factory().new_session(HOW).run_turn("2 to the 16th?")
         assert results(llm.requests[1])[0]["result"] == 65536
     assert kinds(work) == ["registered"] and kinds(play) == []
+
+
+def test_the_bundled_tool_log_plugin_records_every_call(root: Path, sink_env, llm) -> None:
+    install_sample(root, "sink")
+    llm.push(Reply(tool_calls=[ToolCall("sink_echo", {"words": "a"}),
+                               ToolCall("sink_echo", {"words": "forbidden"})]),
+             Reply(text="logged"))
+    with make_runtime(root, sink_env, llm.openai_base_url,
+                      "plugins.enabled=[tool-log,sink]") as runtime:
+        states = {s.key: s for s in runtime.container.plugins().registrations().states}
+        agent = runtime.container.agent_factory().new_session(HOW)
+        agent.run_turn("log it")
+    assert states["tool-log"].status == "loaded"
+    log = root / "logs" / "tools.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["tool"], e["blocked"], e["session"]) for e in lines] == [
+        ("sink_echo", False, agent.session_id), ("sink_echo", True, agent.session_id)]
+    assert "forbidden" not in log.read_text()  # arguments are never logged
+    assert log.stat().st_mode & 0o777 == 0o600

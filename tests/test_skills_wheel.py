@@ -1,4 +1,5 @@
-"""The bundled skills ship in the wheel, where the store looks for them."""
+"""The bundled skills (and plugins) ship in the wheel, where the store (and the plugin
+discovery) looks for them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from hermes.plugins.discovery import BUNDLED_DIR as BUNDLED_PLUGINS
 from hermes.skills.store import BUNDLED_DIR
 
 
@@ -25,3 +27,6 @@ def test_the_wheel_carries_every_bundled_skill(tmp_path: Path) -> None:
     bundled = {f"hermes/skills/bundled/{p.relative_to(BUNDLED_DIR).as_posix()}"
                for p in BUNDLED_DIR.rglob("SKILL.md")}
     assert len(bundled) >= 3 and bundled <= names
+    plugins = {f"hermes/plugins/bundled/{p.relative_to(BUNDLED_PLUGINS).as_posix()}"
+               for p in BUNDLED_PLUGINS.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert plugins and plugins <= names

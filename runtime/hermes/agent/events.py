@@ -10,9 +10,7 @@ two runtimes in one process never see each other's callbacks.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import inspect
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -49,6 +47,10 @@ log = logging.getLogger(__name__)
 
 class HookFailed(Exception):
     """A callback of a blocking event raised or timed out."""
+
+
+class CallTimedOut(Exception):
+    """``call_with_timeout``'s own limit passed (not a ``TimeoutError`` of the callback)."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class HookBus:
         timeout = callback.timeout if callback.timeout is not None else self.timeout
         try:
             return call_with_timeout(callback.function, dict(kwargs), timeout)
-        except TimeoutError:
+        except CallTimedOut:
             problem = f"hook {callback.owner} ({callback.event}) took more than {timeout:g} s"
             self.logger.warning(problem)
         except Exception as exc:  # a plugin's bug must not break the turn
@@ -147,8 +149,11 @@ class HookBus:
 def call_with_timeout(function: Callable[..., Any], kwargs: dict[str, Any],
                       timeout: float) -> Any:
     """``function(**kwargs)`` in a daemon thread (with this context's variables); its
-    result, its exception, or ``TimeoutError`` after ``timeout`` seconds (the thread is
+    result, its exception, or ``CallTimedOut`` after ``timeout`` seconds (the thread is
     left to finish on its own). A coroutine it returns is run to completion there."""
+    import asyncio  # not at the top: ``hermes plugins list`` reads EVENTS, nothing more
+    import inspect
+
     box: dict[str, Any] = {}
     done = threading.Event()
     context = contextvars.copy_context()
@@ -164,7 +169,7 @@ def call_with_timeout(function: Callable[..., Any], kwargs: dict[str, Any],
 
     threading.Thread(target=work, name="hook", daemon=True).start()
     if not done.wait(timeout):
-        raise TimeoutError(timeout)
+        raise CallTimedOut(timeout)
     if "error" in box:
         raise box["error"]
     return box.get("value")

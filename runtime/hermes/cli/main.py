@@ -11,6 +11,7 @@ import typer
 from hermes import __version__
 from hermes.cli.app import CliState, new_app
 from hermes.cli.argv import split_profile_flag
+from hermes.cli.plugin_cli import is_indexed
 
 HELP = (
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
@@ -55,14 +56,15 @@ def _main(
     """Hermes: a declarative, config-driven AI agent runtime."""
 
 
-def build_app(command: str | None = None) -> typer.Typer:
+def build_app(command: str | None = None, *, builtins: bool = True) -> typer.Typer:
     """The CLI. Given the command being run, only that command's module is imported
-    (start-up time); otherwise (help, typos) every command is registered."""
+    (start-up time); otherwise (help, typos) every command is registered, unless
+    ``builtins`` is False (a plugin's command: the root group finds it)."""
     import importlib
 
     app = new_app(HELP)
     app.callback()(_main)
-    names = [command] if command in COMMANDS else list(COMMANDS)
+    names = [command] if command in COMMANDS else list(COMMANDS) if builtins else []
     for name in names:
         module_name, attribute, is_group = COMMANDS[name]
         target = getattr(importlib.import_module(f"hermes.cli.{module_name}"), attribute)
@@ -100,9 +102,11 @@ def run(argv: Sequence[str] | None = None,
     if args in (["--version"], ["-V"]):  # no command modules needed
         sys.stdout.write(f"hermes {__version__}\n")
         return
+    command = first_command(args)
+    state = CliState(profile, background=background)
+    plugin = command is not None and command not in COMMANDS and is_indexed(state, command)
     try:
-        build_app(first_command(args))(args=args, prog_name="hermes",
-                                       obj=CliState(profile, background=background))
+        build_app(command, builtins=not plugin)(args=args, prog_name="hermes", obj=state)
     finally:
         # Nothing is left to collect that matters; skip the collector's final sweep
         # over every object (litellm's alone take about a second to walk at exit).

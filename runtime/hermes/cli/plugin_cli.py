@@ -17,6 +17,17 @@ from typer.core import TyperCommand
 from hermes.errors import HermesError, PluginError
 
 
+def is_indexed(st: Any, name: str) -> bool:
+    """Whether a plugin recorded CLI command ``name`` in this home's index (a cheap read:
+    then no built-in command module needs importing)."""
+    from hermes.plugins.index import indexed_command
+
+    try:
+        return indexed_command(st.home(), name) is not None
+    except HermesError:
+        return False
+
+
 def plugin_commands(st: Any) -> dict[str, str]:
     """``{name: help}`` of the enabled plugins' CLI commands (for ``hermes --help``)."""
     found = _index_and_settings(st)

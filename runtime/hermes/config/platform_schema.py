@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BeforeValidator,
+    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -23,6 +24,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticKnownError
 
+from hermes.config.plugins_schema import PLUGIN_CHOICE
 from hermes.config.sections import NonBlank, Section
 from hermes.errors import did_you_mean, one_of
 
@@ -301,11 +303,24 @@ PLATFORM_SETTINGS: dict[str, type[PlatformSettings]] = {
 """The schema of ``settings`` for each platform kind."""
 
 
+class PluginPlatformSettings(MessagingSettings):
+    """``kind: plugin:NAME``: a platform an enabled plugin provides. Besides ``pairing``
+    and ``send_rate``, its settings are the plugin's own, handed to it as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return data  # the plugin checks its own keys
+
+
 def check_kind(kind: str) -> str:
-    """``kind`` if a platform kind of that name is declared, else a did-you-mean error."""
-    if kind not in PLATFORM_SETTINGS:
+    """``kind`` if a platform kind of that name is declared (or a plugin's, ``plugin:NAME``),
+    else a did-you-mean error."""
+    if kind not in PLATFORM_SETTINGS and not PLUGIN_CHOICE.fullmatch(kind):
         raise PydanticCustomError("unknown_name", 'no platform kind "{kind}"{hint}; '
-                                  "available: {known}", {
+                                  "available: {known} (a plugin's: plugin:NAME)", {
                                       "kind": kind, "hint": did_you_mean(kind, PLATFORM_SETTINGS),
                                       "known": one_of(PLATFORM_SETTINGS)})
     return kind
@@ -314,7 +329,8 @@ def check_kind(kind: str) -> str:
 def typed_settings(kind: str | None, value: Any) -> PlatformSettings:
     """``value`` validated against the settings schema of ``kind`` (an unknown kind's own
     error is reported instead, so its settings are not checked)."""
-    model = PLATFORM_SETTINGS.get(kind or "")
+    model = PluginPlatformSettings if PLUGIN_CHOICE.fullmatch(kind or "") else \
+        PLATFORM_SETTINGS.get(kind or "")
     if model is None:
         return PlatformSettings()
     return model.model_validate(value)

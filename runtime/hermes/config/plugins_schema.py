@@ -80,7 +80,7 @@ def check_hook_events(value: Any) -> Any:
         return value
     for event, entries in value.items():
         if event not in EVENTS:
-            raise PydanticCustomError("unknown_name", "unknown hook event {event!r}{hint}; "
+            raise PydanticCustomError("unknown_name", "unknown hook event '{event}'{hint}; "
                                       "events: {known}", {"event": event, "known":
                                                           one_of(EVENTS), "hint":
                                                           did_you_mean(str(event), EVENTS)})

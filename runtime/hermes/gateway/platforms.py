@@ -34,12 +34,19 @@ def build_adapters(settings: PlatformsConfig, service: Any, listeners: Any,
     built: list[tuple[str, PlatformAdapter]] = []
     for name, platform in settings.enabled.items():
         try:
-            built.append((name, _adapter(platform.kind)(name, platform, service, listeners)))
+            built.append((name, _adapter(platform.kind, service, name)(
+                name, platform, service, listeners)))
         except HermesError as exc:
             failed[name] = PlatformState("failed", str(exc))
     return built
 
 
-def _adapter(kind: str) -> Any:
+def _adapter(kind: str, service: Any, name: str) -> Any:
+    """The adapter class (or a plugin's factory, for ``plugin:NAME``) of ``kind``."""
+    if kind.startswith("plugin:"):
+        from hermes.plugins.wiring import plugin_factory
+
+        return plugin_factory(service.runtime.container.plugins, "platforms", kind,
+                              f"platforms.enabled.{name}.kind")
     module, _, attribute = ADAPTERS[kind].partition(":")
     return getattr(importlib.import_module(module), attribute)

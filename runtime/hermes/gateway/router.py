@@ -4,7 +4,9 @@ A message for a chat whose turn is still running waits in that chat's queue and
 runs next, in order. Slash commands work from any platform: ``/new`` and
 ``/reset`` start a fresh session, ``/model`` shows the model, ``/usage`` the
 session's tokens and cost, ``/stop`` interrupts the running turn, ``/help``; any
-other ``/<name> [request]`` that names a skill runs as a turn carrying the skill.
+other ``/<name> [request]`` runs an enabled plugin's command of that name, or names a
+skill and runs as a turn carrying it. Plugins' ``pre_gateway_dispatch`` hooks see each
+message first and may drop or rewrite it.
 
 A dangerous command asks in the chat (``hermes.gateway.messaging.approvals``):
 ``/approve`` and ``/deny`` answer it at once, even while the turn runs. The chat is
@@ -15,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections import deque
 from dataclasses import replace
 from typing import Any
 
+from hermes.agent.events import HookFailed
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import Agent
 from hermes.fsutil import atomic_write
@@ -63,9 +67,17 @@ class SessionRouter:
 
     async def handle(self, event: MessageEvent) -> None:
         """Take one message (called by adapters); answers arrive through ``send``."""
+        dispatched = await self._dispatch_hooks(event)
+        if dispatched is None:
+            return
+        event = dispatched
         text = event.text.strip()
         if text.startswith("/"):
-            turn = None if _command_name(text) in COMMANDS else \
+            name = _command_name(text)
+            if name not in COMMANDS and name in self.service.plugin_commands():
+                await self._reply(event.source, await self._plugin_command(event, name))
+                return
+            turn = None if name in COMMANDS else \
                 await asyncio.to_thread(self.service.skill_turn, text)
             if turn is None:
                 await self._reply(event.source, self._command(event.source, text))
@@ -99,6 +111,37 @@ class SessionRouter:
                                      else "")
             await self._reply(event.source, answer)
 
+    async def _dispatch_hooks(self, event: MessageEvent) -> MessageEvent | None:
+        """``pre_gateway_dispatch``: the event to run (perhaps rewritten), or None when a
+        hook skips it; a failing hook keeps it from running (fails closed)."""
+        if not self.service.events.has("pre_gateway_dispatch"):
+            return event
+        source = event.source
+        try:
+            answers = await asyncio.to_thread(
+                self.service.events.emit, "pre_gateway_dispatch", platform=source.platform,
+                chat_id=source.chat_id, user_id=source.user_id, text=event.text)
+        except HookFailed:
+            await self._reply(source, "(not processed: a hook of this profile failed)")
+            return None
+        for answer in answers:
+            action = answer.get("action") if isinstance(answer, dict) else None
+            if action == "skip":
+                return None
+            if action == "rewrite" and isinstance(answer.get("text"), str):
+                event = replace(event, text=answer["text"])
+        return event
+
+    async def _plugin_command(self, event: MessageEvent, name: str) -> str:
+        """A plugin's ``/name`` in this chat's session (approvals asked in the chat)."""
+        source = event.source
+        how = Interaction(source=source.platform, stream=False, interactive=True,
+                          approve=self.approvals.callback(source, asyncio.get_running_loop()),
+                          origin=source)
+        argument = event.text.strip()[len(name) + 1:].strip()
+        return await asyncio.to_thread(self.service.run_plugin_command, name, argument, how,
+                                       self._sessions.get(source.session_key))
+
     def _agent(self, key: str, source: MessageSource, loop: asyncio.AbstractEventLoop
                ) -> Agent:
         how = Interaction(source=source.platform, stream=False, interactive=True,
@@ -114,8 +157,12 @@ class SessionRouter:
         name = _command_name(text)
         key = source.session_key
         if name in ("new", "reset"):
-            self._sessions.pop(key, None)
+            ended = self._sessions.pop(key, None)
             atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
+            if ended is not None:  # the hooks run beside the loop, which answers at once
+                asyncio.get_running_loop().run_in_executor(None, functools.partial(
+                    self.service.events.emit, "on_session_reset", session_id=ended,
+                    platform=source.platform))
             return "started a new conversation"
         if name == "model":
             return f"model: {self.service.model}"
@@ -128,7 +175,8 @@ class SessionRouter:
             agent.interrupt()
             return "stopping the running turn"
         if name == "help":
-            return HELP
+            return HELP + "".join(f"\n/{n} — {c.description}" for n, c
+                                  in sorted(self.service.plugin_commands().items()))
         if name in ("approve", "deny"):
             return self.approvals.answer(source, text)
         return f"unknown command /{name}; /help lists them"

@@ -174,6 +174,9 @@ class Gateway:
             profile.service.log.info("platform started" if connected else
                                      "platform started, not connected yet", extra={"fields": {
                                          "platform": name, "detail": adapter.status.detail}})
+        await asyncio.to_thread(profile.service.events.emit, "on_gateway_start",
+                                profile=profile.home.name,
+                                platforms=[a.name for a in profile.adapters])
 
     async def _until_stopped(self) -> None:
         next_curation = next_tick = 0.0
@@ -229,6 +232,8 @@ class Gateway:
         for profile in self.profiles:
             await asyncio.to_thread(_finish_reviews, profile.service.runtime,
                                     max(deadline - time.monotonic(), 0.0))
+            await asyncio.to_thread(profile.service.events.emit, "on_gateway_stop",
+                                    profile=profile.home.name)
             await asyncio.to_thread(profile.stack.close)
 
     def _interrupt_turns(self) -> None:

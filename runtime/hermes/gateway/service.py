@@ -84,6 +84,25 @@ class ProfileService:
         return self.factory.new_session(how, session_id=session_id, history=history,
                                         instructions=instructions)
 
+    @property
+    def events(self) -> Any:
+        """The profile's hook events (plugins' and shell hooks' callbacks)."""
+        return self.runtime.container.hooks().events
+
+    def plugin_commands(self) -> dict[str, Any]:
+        """Enabled plugins' slash commands, by name."""
+        return dict(self.runtime.container.plugins().registrations().commands)
+
+    def run_plugin_command(self, name: str, argument: str, how: Interaction,
+                           session_id: str | None) -> str:
+        """Plugin command ``/name`` in the chat's session (its ``dispatch_tool`` calls ask
+        for approval there); blocking: call it from a worker thread."""
+        agent = self.open(how, session_id)
+        try:
+            return str(self.runtime.container.plugins().run_command(name, argument, agent))
+        finally:
+            agent.close()
+
     def skill_turn(self, text: str) -> SkillTurn | None:
         """``/<skill> [request]`` as the turn that carries the skill, else None."""
         return skill_turn(self.runtime.container.skills(), text)

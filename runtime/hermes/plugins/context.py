@@ -39,8 +39,9 @@ class PluginContext:
         self.manifest = found.manifest
         self._record = record
         self._host = host
-        self.logger = logging.getLogger(f"hermes.plugin.{found.key}")
-        """The plugin's logger; its warnings reach the home's ``logs/plugins.log``."""
+        self.logger: logging.Logger = host.logger.getChild(found.key)
+        """The plugin's logger: what it logs at INFO and above goes to the home's
+        ``logs/plugins.log`` (secrets redacted)."""
 
     @property
     def home(self) -> Home:

@@ -21,7 +21,8 @@ found and why anything was passed over.
 
 from __future__ import annotations
 
-import importlib.metadata
+import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,6 +163,11 @@ def _read(kind: SourceKind, directory: Path, file: Path, category: str | None,
 
 def scan_entry_points(problems: list[str], say: Debug) -> list[Found]:
     """Installed packages' plugins (entry points in ``hermes_agent.plugins``)."""
+    if not declares_entry_points():
+        say(f"scanning entry points ({ENTRY_POINT_GROUP}): none declared")
+        return []
+    import importlib.metadata
+
     points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
                     key=lambda p: p.name)
     say(f"scanning entry points ({ENTRY_POINT_GROUP}): {len(points)} found")
@@ -171,6 +177,32 @@ def scan_entry_points(problems: list[str], say: Debug) -> list[Found]:
         if plugin is not None:
             found.append(plugin)
     return found
+
+
+def declares_entry_points() -> bool:
+    """Whether an installed distribution on ``sys.path`` declares the group: a read of
+    each ``entry_points.txt``, much cheaper than importing ``importlib.metadata``, which
+    is only needed when one does."""
+    header = f"[{ENTRY_POINT_GROUP}]"
+    for directory in dict.fromkeys(sys.path):
+        try:
+            names = os.listdir(directory or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")) and \
+                    header in _text_of(os.path.join(directory or ".", name,
+                                                    "entry_points.txt")):
+                return True
+    return False
+
+
+def _text_of(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read()
+    except OSError:
+        return ""
 
 
 def _entry_point_plugin(point: Any, problems: list[str], say: Debug) -> Found | None:

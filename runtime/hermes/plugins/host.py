@@ -12,10 +12,8 @@ discovery and loading in detail.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
-import inspect
 import logging
 import sys
 import threading
@@ -25,10 +23,8 @@ from typing import Any
 
 from hermes.agent.events import HookBus
 from hermes.home import Home
-from hermes.plugins.context import PluginContext
 from hermes.plugins.discovery import BUNDLED_DIR, Discovery, Found, Sources, discover
 from hermes.plugins.index import write_index
-from hermes.plugins.loader import import_plugin, register_function
 from hermes.plugins.registrations import PluginRecord, PluginState, Registrations
 from hermes.plugins.settings import PluginSettings
 
@@ -158,6 +154,9 @@ class PluginHost:
         return PluginState(found.key, status, why)
 
     def _load_one(self, found: Found, registrations: Registrations) -> PluginState:
+        from hermes.plugins.context import PluginContext
+        from hermes.plugins.loader import import_plugin, register_function
+
         self._say(f"loading {found.key} (source={found.source}, {found.where})")
         record = PluginRecord(found.key, found.manifest.name)
         try:
@@ -239,6 +238,9 @@ class PluginHost:
 
     def run_command(self, name: str, argument: str, agent: Any = None) -> str:
         """Run plugin command ``/name``; its reply (a failure is one line, logged)."""
+        import asyncio
+        import inspect
+
         command = self.registrations().commands[name]
         with self.bound(agent):
             try:

@@ -17,15 +17,17 @@ The format is hermes-agent's, so its plugins' manifests read as they are::
         secret: true
 
 A bad manifest is one line naming the file, the key and the fix (``ManifestError``).
+Checked by hand rather than by a pydantic model: ``hermes plugins list`` reads every
+manifest and must not pay pydantic's import (about a third of a second).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from typing import Any
 
 from hermes.agent.events import EVENTS
 from hermes.errors import ConfigError, ManifestError, did_you_mean, one_of
@@ -36,22 +38,12 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KINDS = ("standalone", "backend", "exclusive", "platform", "model-provider")
 
 
-def _text(value: Any) -> Any:
-    """YAML reads ``version: 1.0`` as a number; a manifest means the text."""
-    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else value
-
-
-def _env_item(value: Any) -> Any:
-    return {"name": value} if isinstance(value, str) else value
-
-
-class EnvVar(BaseModel):
+@dataclass(frozen=True)
+class EnvVar:
     """One environment variable a plugin needs (``requires_env``) or can use
     (``optional_env``); the simple form is the bare name."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    name: Annotated[str, Field(pattern=ENV_NAME.pattern)]
+    name: str
     description: str = ""
     """Shown when ``hermes plugins enable`` asks for it."""
     url: str = ""
@@ -61,31 +53,28 @@ class EnvVar(BaseModel):
     password: bool = False
 
 
-EnvList = list[Annotated[EnvVar, BeforeValidator(_env_item)]]
-
-
-class PluginManifest(BaseModel):
+@dataclass(frozen=True)
+class PluginManifest:
     """A plugin's ``plugin.yaml``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    name: Annotated[str, Field(pattern=NAME.pattern)]
+    name: str
     """Defaults to the plugin's directory name."""
-    version: Annotated[str, BeforeValidator(_text)] = ""
+    version: str = ""
     description: str = ""
     author: str = ""
-    kind: Literal["standalone", "backend", "exclusive", "platform", "model-provider"] = \
-        "standalone"
-    """What it provides, for listings; every kind registers through ``register(ctx)``."""
+    kind: str = "standalone"
+    """What it provides (``KINDS``), for listings; every kind registers through
+    ``register(ctx)``."""
     label: str = ""
-    provides_tools: list[str] = Field(default_factory=list)
-    provides_hooks: list[str] = Field(default_factory=list)
-    requires_env: EnvList = Field(default_factory=list)
+    provides_tools: tuple[str, ...] = ()
+    provides_hooks: tuple[str, ...] = ()
+    requires_env: tuple[EnvVar, ...] = ()
     """Variables that must be set (in the environment or the profile's ``.env``) for
     the plugin to load."""
-    optional_env: EnvList = Field(default_factory=list)
-    manifest_version: Annotated[int, Field(ge=1, le=1)] = 1
+    optional_env: tuple[EnvVar, ...] = ()
+    manifest_version: int = 1
 
-    def missing_env(self, lookup: Any) -> list[str]:
+    def missing_env(self, lookup: Callable[[str], Any]) -> list[str]:
         """Names of ``requires_env`` that ``lookup(name)`` finds no value for."""
         return [var.name for var in self.requires_env if not lookup(var.name)]
 
@@ -113,29 +102,84 @@ def manifest_from(data: Any, source: str, default_name: str) -> PluginManifest:
     """A manifest from already-parsed YAML (``source`` names it in errors)."""
     if not isinstance(data, dict):
         raise ManifestError("expected a mapping of keys (name, version, ...)", source=source)
-    data = {"name": default_name, **data}
-    try:
-        manifest = PluginManifest.model_validate(data)
-    except ValidationError as exc:
-        raise _first_error(exc, source) from None
-    unknown = [h for h in manifest.provides_hooks if h not in EVENTS]
+    known = [f.name for f in fields(PluginManifest)]
+    values: dict[str, Any] = {"name": default_name}
+    for key, value in data.items():
+        if key not in known:
+            raise ManifestError(f"unknown key{did_you_mean(str(key), known)}; known: "
+                                f"{one_of(known)}", source=source, key=str(key))
+        values[key] = _CHECKS[key](value, source, key)
+    return PluginManifest(**values)
+
+
+def _text(value: Any, source: str, key: str) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)  # YAML reads `version: 1.0` as a number; the manifest means text
+    if not isinstance(value, str):
+        raise ManifestError("expected text", source=source, key=key)
+    return value
+
+
+def _name(value: Any, source: str, key: str) -> str:
+    text = _text(value, source, key)
+    if not NAME.fullmatch(text):
+        raise ManifestError("a name is 1-64 letters, digits, '.', '_' or '-'", source=source,
+                            key=key)
+    return text
+
+
+def _kind(value: Any, source: str, key: str) -> str:
+    if value not in KINDS:
+        raise ManifestError(f"{value!r} is not a kind{did_you_mean(str(value), KINDS)}; "
+                            f"kinds: {one_of(KINDS)}", source=source, key=key)
+    return str(value)
+
+
+def _names(value: Any, source: str, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError("expected a list of names", source=source, key=key)
+    unknown = [v for v in value if key == "provides_hooks" and v not in EVENTS]
     if unknown:
         raise ManifestError(f"unknown hook event {unknown[0]!r}{did_you_mean(unknown[0], EVENTS)}"
-                            f"; events: {one_of(EVENTS)}", source=source, key="provides_hooks")
-    return manifest
+                            f"; events: {one_of(EVENTS)}", source=source, key=key)
+    return tuple(value)
 
 
-def _first_error(exc: ValidationError, source: str) -> ManifestError:
-    error = exc.errors()[0]
-    key = ".".join(str(part) for part in error["loc"])
-    if error["type"] == "extra_forbidden":
-        known = list(PluginManifest.model_fields)
-        field = str(error["loc"][-1])
-        if len(error["loc"]) > 1:
-            known = list(EnvVar.model_fields)
-        return ManifestError(f"unknown key{did_you_mean(field, known)}; known: {one_of(known)}",
-                             source=source, key=key)
-    if key == "name" or key.endswith(".name"):
-        return ManifestError("a name is 1-64 letters, digits, '.', '_' or '-' (an environment "
-                             "variable's: letters, digits and '_')", source=source, key=key)
-    return ManifestError(error["msg"], source=source, key=key)
+def _variables(value: Any, source: str, key: str) -> tuple[EnvVar, ...]:
+    if not isinstance(value, list):
+        raise ManifestError("expected a list of variables (NAME, or a mapping with name, "
+                            "description, url, secret)", source=source, key=key)
+    return tuple(_variable(item, source, f"{key}.{i}") for i, item in enumerate(value))
+
+
+def _variable(item: Any, source: str, key: str) -> EnvVar:
+    entry = {"name": item} if isinstance(item, str) else item
+    if not isinstance(entry, dict):
+        raise ManifestError("expected NAME or a mapping with name", source=source, key=key)
+    known = [f.name for f in fields(EnvVar)]
+    unknown = [k for k in entry if k not in known]
+    if unknown:
+        raise ManifestError(f"unknown key{did_you_mean(str(unknown[0]), known)}; known: "
+                            f"{one_of(known)}", source=source, key=f"{key}.{unknown[0]}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+        raise ManifestError("a variable's name is letters, digits and '_', not starting "
+                            "with a digit", source=source, key=f"{key}.name")
+    flags = {k: entry[k] for k in ("secret", "password") if k in entry}
+    if any(not isinstance(v, bool) for v in flags.values()):
+        raise ManifestError("secret and password are true or false", source=source, key=key)
+    return EnvVar(name, str(entry.get("description") or ""), str(entry.get("url") or ""),
+                  **flags)
+
+
+def _version(value: Any, source: str, key: str) -> int:
+    if value != 1 or isinstance(value, bool):
+        raise ManifestError("this Hermes reads manifest_version 1; update Hermes for newer "
+                            "plugins", source=source, key=key)
+    return 1
+
+
+_CHECKS: dict[str, Callable[[Any, str, str], Any]] = {
+    "name": _name, "version": _text, "description": _text, "author": _text, "kind": _kind,
+    "label": _text, "provides_tools": _names, "provides_hooks": _names,
+    "requires_env": _variables, "optional_env": _variables, "manifest_version": _version}

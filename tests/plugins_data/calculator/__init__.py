@@ -1,10 +1,6 @@
-"""Calculator plugin: two tools, and a hook that counts every tool call of the session."""
-
-import logging
+"""Calculator plugin: two tools, and a hook that counts every tool call."""
 
 from . import schemas, tools
-
-log = logging.getLogger(__name__)
 
 
 def register(ctx):
@@ -18,6 +14,7 @@ def register(ctx):
     def count_calls(tool_name, task_id, **kwargs):
         """Runs after every tool call, the calculator's and everyone else's."""
         calls.append(tool_name)
-        log.info("tool %s called in session %s (%d so far)", tool_name, task_id, len(calls))
+        ctx.logger.info("tool %s called in session %s (%d so far)", tool_name, task_id,
+                        len(calls))
 
     ctx.register_hook("post_tool_call", count_calls)

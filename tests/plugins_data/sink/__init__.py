@@ -1,11 +1,13 @@
 """A plugin that registers one of everything; what it sees goes to sink-events.jsonl in
 the profile's home, so tests can check it from any process."""
 
+import asyncio
 import json
 import time
 from pathlib import Path
 
 from hermes.environments.base import CommandResult, Environment
+from hermes.gateway.base import MessageEvent, MessageSource, PlatformAdapter, PlatformState
 from hermes.memory.base import ExternalProvider
 from hermes.models.base import ModelClient
 from hermes.models.types import ModelReply
@@ -44,6 +46,36 @@ class SinkEnvironment(Environment):
 
     def run(self, command, *, timeout=None, cancelled=None):
         return CommandResult(0, f"{self.prefix}$ {command}\n")
+
+
+class SinkChat(PlatformAdapter):
+    """A chat platform on a Unix socket in the home: one JSON line per message in
+    ({"chat", "user", "text"}); answers go to sink-outbox.jsonl (a plugin platform)."""
+
+    def __init__(self, name, platform, service, listeners):
+        self.name = name
+        self.status = PlatformState()
+        self.socket = service.home.path / "sink-inbox.sock"
+        self.outbox = service.home.path / "sink-outbox.jsonl"
+        self.greeting = platform.settings.model_extra.get("greeting", "")
+
+    async def start(self, on_message):
+        async def client(reader, writer):
+            line = json.loads(await reader.readline())
+            source = MessageSource(self.name, line["chat"], user_id=line["user"])
+            writer.close()
+            await on_message(MessageEvent(source, line["text"]))
+
+        self.server = await asyncio.start_unix_server(client, path=str(self.socket))
+        self.status = PlatformState("running", f"unix:{self.socket} {self.greeting}".strip())
+
+    async def stop(self):
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def send(self, source, text):
+        with open(self.outbox, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"chat": source.chat_id, "text": text}) + "\n")
 
 
 class SinkMemory(ExternalProvider):
@@ -104,5 +136,16 @@ def register(ctx):
     ctx.register_model_provider("sink-model", SinkModel)
     ctx.register_environment("sink-env", lambda home, settings, environ: SinkEnvironment(settings))
     ctx.register_memory_provider(SinkMemory())
-    ctx.register_platform("sink-chat", lambda *a: None)
+    ctx.register_platform("sink-chat", SinkChat)
+
+    def dispatch(text, **kwargs):
+        if text == "drop me":
+            return {"action": "skip"}
+        if text.startswith("shout "):
+            return {"action": "rewrite", "text": "/sink " + text[len("shout "):]}
+        return None
+
+    ctx.register_hook("pre_gateway_dispatch", dispatch)
+    for event in ("on_gateway_start", "on_gateway_stop"):
+        ctx.register_hook(event, lambda event=event, **kw: _record(ctx, event, **kw))
     _record(ctx, "registered", time=time.time())
