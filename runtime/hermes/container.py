@@ -36,6 +36,7 @@ from hermes.gateway.platforms import build_platforms
 from hermes.home import Home
 from hermes.learning.curator import home_curator
 from hermes.learning.service import build_learning
+from hermes.mcp.service import McpService, open_mcp
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
@@ -64,6 +65,11 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
     ``delegate_task`` as ``delegation`` configures it."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
             delegate_tool(delegation)]
+
+
+def _contributed_toolsets(plugins: Any, mcp: McpService) -> list[Any]:
+    """Toolsets added at run time: the plugins', then one per MCP server."""
+    return [*plugin_toolsets(plugins), *mcp.toolsets()]
 
 
 def _review_specs_of(memory: MemoryProvider, skills: SkillsStore,
@@ -105,6 +111,11 @@ class RuntimeContainer(containers.DeclarativeContainer):
                                       environ=environ)
     """Commands the config runs on hook events (``hooks``), once accepted."""
 
+    mcp = providers.Resource(open_mcp, home=home, servers=settings.provided.mcp_servers,
+                             environ=environ)
+    """The servers of ``mcp_servers``, started with the runtime (in parallel); their tools
+    are ``mcp_<server>_<tool>`` in the toolsets ``mcp-<server>``."""
+
     # ``.provided.provider`` would name the provider object itself, hence attrgetter.
     model = providers.Singleton(
         model_client, settings=providers.Callable(attrgetter("provider"), settings),
@@ -141,7 +152,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
         environ=environ,
         specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs,
                                  settings.provided.delegation),
-        contributed=providers.Callable(plugin_toolsets, plugins),
+        contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 
     _env_settings = settings.provided.environment

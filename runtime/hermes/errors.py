@@ -69,6 +69,11 @@ class SandboxUnavailable(SandboxError, UserError):
     unknown host key): one line naming the fix, exit code 2."""
 
 
+class McpError(HermesError):
+    """An MCP server could not be started, reached or listed (translated from the mcp
+    SDK at the client's boundary); names the server and what failed."""
+
+
 class ToolError(HermesError):
     """A tool failed; the message goes back to the model as the tool result."""
 

@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "cron": ("cron_cmd", "app", True),
     "plugins": ("plugins_cmd", "app", True),
     "hooks": ("hooks_cmd", "app", True),
+    "mcp": ("mcp_cmd", "app", True),
     "acp": ("acp_cmd", "acp", False),
 }
 

@@ -26,6 +26,7 @@ from hermes.config.cron_schema import CronConfig, HomeChannel
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.groups import GROUPS
 from hermes.config.learning_schema import CuratorConfig, LearningConfig
+from hermes.config.mcp_schema import McpServers
 from hermes.config.platform_schema import PlatformSettings, check_kind, typed_settings
 from hermes.config.plugins_schema import (
     EnvironmentKind,
@@ -478,6 +479,8 @@ class HermesConfig(Section):
     hooks: ShellHooks = Field(default_factory=dict)
     """Shell commands run on hook events (``pre_tool_call``, ``pre_llm_call``, ...), by
     event; each needs the user's consent once (``hermes hooks accept``)."""
+    mcp_servers: McpServers = Field(default_factory=dict)
+    """MCP servers whose tools the agent gets (``mcp_<server>_<tool>``), by name."""
     skills: SkillsConfig = SkillsConfig()
     """Where skills are found and how the prompt lists them."""
     learning: LearningConfig = LearningConfig()

@@ -1,0 +1,100 @@
+"""What the MCP client's parts exchange: a server's tools, a call's outcome, and the
+interface the in-process pool and the broker's client both offer. No SDK import here."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes.mcp.spec import ServerSpec
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description,
+                "input_schema": self.input_schema}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> ToolInfo:
+        return cls(str(data["name"]), str(data.get("description") or ""),
+                   dict(data.get("input_schema") or {}))
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A server after start-up: its tools, or why it could not be used."""
+
+    server: str
+    tools: tuple[ToolInfo, ...] = ()
+    error: str | None = None
+    """One line: what failed (the server is skipped)."""
+    seconds: float = 0.0
+    """How long connecting and listing took."""
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"server": self.server, "tools": [t.to_wire() for t in self.tools],
+                "error": self.error, "seconds": self.seconds}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Listing:
+        return cls(str(data["server"]), tuple(ToolInfo.from_wire(t) for t in data["tools"]),
+                   data.get("error"), float(data.get("seconds") or 0.0))
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What a tool call returned (its content as text, and whether the server reported
+    an error), or why there is no answer (``failure``)."""
+
+    text: str = ""
+    is_error: bool = False
+    structured: Any = field(default=None)
+    """The call's structured content, when the server sent some."""
+    failure: str | None = None
+    """Our own account of a call without an answer (a timeout, the server gone): not
+    the server's words."""
+
+    @classmethod
+    def failed(cls, failure: str) -> CallResult:
+        return cls(is_error=True, failure=failure)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"text": self.text, "is_error": self.is_error, "structured": self.structured,
+                "failure": self.failure}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> CallResult:
+        return cls(str(data["text"]), bool(data["is_error"]), data.get("structured"),
+                   data.get("failure"))
+
+
+class McpClient(ABC):
+    """Connections to a runtime's MCP servers (the pool in this process, or the warm
+    server's broker)."""
+
+    @abstractmethod
+    def start(self, specs: Sequence[ServerSpec]) -> None:
+        """Begin connecting to every server, in parallel; returns at once."""
+
+    @abstractmethod
+    def listings(self) -> list[Listing]:
+        """Each server's tools (or failure), waiting for start-up to end (bounded by
+        each server's ``connect_timeout``)."""
+
+    @abstractmethod
+    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any]) -> CallResult:
+        """Call ``tool`` of the server of ``spec`` (bounded by its ``timeout``); never
+        raises for what the server or the transport did: that is an error result."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop what this client started."""
