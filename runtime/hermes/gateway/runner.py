@@ -34,6 +34,7 @@ from hermes.gateway.pidfile import GatewayLock, write_status
 from hermes.gateway.platforms import build_adapters
 from hermes.gateway.router import SessionRouter
 from hermes.gateway.service import ProfileService
+from hermes.hints import for_profile
 from hermes.home import Home
 
 STATUS_EVERY = 2.0
@@ -141,7 +142,10 @@ class Gateway:
         from hermes.container import build_runtime
 
         environ = self.environ | {"HERMES_HOME": str(home.path)}
-        composed = compose_config(home, environ, self.overrides, hydra_in_child=True)
+        try:
+            composed = compose_config(home, environ, self.overrides, hydra_in_child=True)
+        except ConfigError as exc:  # its hints act on this profile, not the one run with
+            raise ConfigError(for_profile(str(exc), home.name, always=True)) from exc
         if not composed.config.platforms.enabled:
             raise ConfigError(f"profile {home.name} enables no platform — enable the API "
                               f"server with `hermes -p {home.name} config set platforms "
