@@ -60,11 +60,14 @@ def register(ctx):
 
 def home_with_plugins(home: Path, plugins: bool = True) -> dict[str, str]:
     """The environment of a new user ``home`` (``cli_startup.make_env``) whose Hermes
-    home has the 20 plugins, unless ``plugins`` is False."""
+    home has the 20 plugins; unless ``plugins`` is False, then it has a config that
+    enables none (so both homes have a ``config.yaml`` to compose)."""
     home.mkdir(parents=True)
     environ = make_env(home)
     if plugins:
         install_plugins(home / ".hermes")
+    else:
+        (home / ".hermes" / "config.yaml").write_text("plugins:\n  enabled: []\n")
     return environ
 
 
