@@ -133,6 +133,26 @@ def test_limits_network_none_and_passed_variables_are_in_force(
     assert host["Binds"] == [f"{workspace}:/workspace:rw"]  # and never the home
 
 
+def test_passed_variables_follow_the_secrets_settings(
+        root: Path, environ: dict[str, str], base_image: str, workspace: Path,
+        docker: Any, tmp_path: Path) -> None:
+    """``environment.docker.env`` is resolved as every other secret of the runtime:
+    ``secrets.precedence`` and ``secrets.environment_files`` included."""
+    (root / ".env").parent.mkdir(parents=True, exist_ok=True)
+    (root / ".env").write_text("PROJECT_TOKEN=from-dotenv\n")
+    env_file = tmp_path / "deploy.env"
+    env_file.write_text("DEPLOY_KEY=from-environment-file\n")
+    env_file.chmod(0o600)
+    overrides = ("environment.docker.env=[PROJECT_TOKEN,DEPLOY_KEY]",
+                 "secrets.precedence=environment",
+                 f"secrets.environment_files=[{env_file}]")
+    process = environ | {"PROJECT_TOKEN": "from-the-process"}
+    with runtime(root, process, base_image, workspace, *overrides) as rt:
+        output = sandbox_of(rt).run("env").output
+    assert "PROJECT_TOKEN=from-the-process" in output, output
+    assert "DEPLOY_KEY=from-environment-file" in output, output
+
+
 @pytest.mark.parametrize("mount", ["workspace", "volume"])
 def test_the_profile_home_is_never_mounted(root: Path, environ: dict[str, str],
                                            base_image: str, workspace: Path, docker: Any,

@@ -33,9 +33,10 @@ from hermes.home import Home
 T = TypeVar("T")
 
 
-def passed_environment(home: Home, names: list[str], environ: Mapping[str, str]) -> dict[str, str]:
-    """Only the variables the config names, from the profile's ``.env`` or the process."""
-    secrets = Secrets(home.env_file, environ)
+def passed_environment(secrets: Secrets, names: list[str]) -> dict[str, str]:
+    """Only the variables the config names, as the runtime's secrets resolve them (the
+    profile's ``.env``, the process and ``secrets.environment_files``, in the order
+    ``secrets.precedence`` says)."""
     return {name: value for name in names if (value := secrets.get(name)) is not None}
 
 
@@ -45,13 +46,13 @@ class DockerEnvironment(Environment):
     kind = "docker"
 
     def __init__(self, home: Home, settings: DockerSettings, cwd: str | None, timeout: float,
-                 environ: Mapping[str, str]):
+                 environ: Mapping[str, str], secrets: Secrets):
         self.cwd = cwd or "/workspace"
         self.timeout = timeout
         self.approvals_required = settings.approvals
         self.environ = dict(environ)
         self.spec = SandboxSpec(home, settings, self.cwd,
-                                passed_environment(home, settings.env, environ))
+                                passed_environment(secrets, settings.env))
         self._client: Any = None
         self._container: Any = None
         self._home_dir: str | None = None
