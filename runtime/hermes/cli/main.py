@@ -11,7 +11,6 @@ import typer
 from hermes import __version__
 from hermes.cli.app import CliState, new_app
 from hermes.cli.argv import split_profile_flag
-from hermes.cli.plugin_cli import is_indexed
 
 HELP = (
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
@@ -55,6 +54,14 @@ def _main(
                                  help="Print the version and exit."),
 ) -> None:
     """Hermes: a declarative, config-driven AI agent runtime."""
+
+
+def _indexed(state: CliState, command: str) -> bool:
+    """Whether ``command`` is a plugin's, recorded in the home's index (imported here, not
+    at the top: a built-in command never needs it)."""
+    from hermes.cli.plugin_cli import is_indexed
+
+    return is_indexed(state, command)
 
 
 def build_app(command: str | None = None, *, builtins: bool = True) -> typer.Typer:
@@ -105,7 +112,7 @@ def run(argv: Sequence[str] | None = None,
         return
     command = first_command(args)
     state = CliState(profile, background=background)
-    plugin = command is not None and command not in COMMANDS and is_indexed(state, command)
+    plugin = command is not None and command not in COMMANDS and _indexed(state, command)
     try:
         build_app(command, builtins=not plugin)(args=args, prog_name="hermes", obj=state)
     finally:
