@@ -123,10 +123,6 @@ class CliState:
     def home(self) -> Home:
         return resolve_home(self.profile, self.environ)
 
-    def manager(self) -> Any:
-        from hermes.profiles import ProfileManager
-
-        return ProfileManager(default_root(self.environ), self.environ)
     def hint_profile(self) -> str | None:
         """The profile hints name: this invocation's home's, or the ``-p`` value when
         that does not resolve (a profile that does not exist)."""
@@ -135,6 +131,10 @@ class CliState:
         except HermesError:
             return self.profile
 
+    def manager(self) -> Any:
+        from hermes.profiles import ProfileManager
+
+        return ProfileManager(default_root(self.environ), self.environ)
 
 
 def state(ctx: typer.Context) -> CliState:

@@ -29,7 +29,9 @@ class TerminalQuestions:
     def approve(self, request: ApprovalRequest, cancelled: Cancelled) -> ApprovalChoice:
         keys = " ".join(request.keys)
         why = "\n       ".join(danger.reason for danger in request.dangers)
-        text = (f"\n⚠ This command needs your approval:\n    {request.command}\n"
+        who = f"{request.requester} asks to run" if request.requester else \
+            "This command needs your approval"
+        text = (f"\n⚠ {who}:\n    {request.command}\n"
                 f"  why: {why}\n"
                 "  [o]nce     run it this time only\n"
                 f"  [s]ession  run it, and allow for the rest of this session: {request.scope}\n"

@@ -268,7 +268,6 @@ class EnvironmentConfig(Section):
     they are."""
 
 
-
 def _user_ids(value: Any) -> Any:
     """User ids as strings: YAML reads Telegram's numeric ids as numbers."""
     if isinstance(value, str):

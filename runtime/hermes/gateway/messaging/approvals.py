@@ -117,7 +117,8 @@ class ChatApprovals:
 
 
 def _question_text(request: ApprovalRequest, timeout: float) -> str:
-    return (f"The agent wants to run a command that needs your approval:\n\n"
+    who = request.requester or "The agent"
+    return (f"{who} wants to run a command that needs your approval:\n\n"
             f"{request.command}\n\nWhy it is flagged: {request.reason}\n\n"
             f"Reply /approve to run it once, /approve session to allow this kind of command "
             f"for the rest of the conversation, /approve always to allow it from now on, or "
