@@ -367,6 +367,11 @@ rec {
         message = "${prefix}.stateDir: ${stateDir} must be an absolute path without '..'.";
       }
       {
+        # systemd reads % in the units' Environment= (HERMES_HOME) as a specifier.
+        assertion = !lib.hasInfix "%" stateDir;
+        message = "${prefix}.stateDir: ${stateDir} contains %, which systemd reads as a specifier in the units' Environment=HERMES_HOME=...; use a path without %, such as ${suggestion}.";
+      }
+      {
         assertion = !taken ? ${normal};
         message = "${prefix}.stateDir: ${stateDir} is ${taken.${normal}}, which Hermes would make mode 0700${lib.optionalString (owner != null) " and ${owner}'s"}; use a directory of its own, such as ${suggestion}.";
       }
@@ -396,6 +401,7 @@ rec {
       secrets = literalSecrets [ ] settings;
       storeFiles = lib.filter (f: lib.hasPrefix "${storeDir}/" f) profile.environmentFiles;
       relative = lib.filter (f: !lib.hasPrefix "/" f) profile.environmentFiles;
+      percentFiles = lib.filter (lib.hasInfix "%") profile.environmentFiles;
       pluginNames = map pluginName profile.extraPlugins;
     in
     [
@@ -416,8 +422,9 @@ rec {
         message = ''${where}.environmentFiles: ${lib.concatStringsSep ", " storeFiles} is in the Nix store, which every user can read; give the path of a file outside it as a string (e.g. config.age.secrets.<name>.path).'';
       }
       {
-        assertion = profile.environmentFiles == [ ] || profile.gateway.enable || profile.cron.timer.enable;
-        message = "${where}.environmentFiles: only the gateway's unit reads them and this profile runs no gateway; set ${where}.gateway.enable = true (or ${where}.cron.timer.enable = true), or keep the secrets in the profile's .env (hermes -p ${name} config set NAME VALUE).";
+        # systemd reads % in EnvironmentFile= as a specifier (%2 makes the unit fail to load).
+        assertion = percentFiles == [ ];
+        message = "${where}.environmentFiles: ${lib.concatStringsSep ", " percentFiles} contains %, which systemd reads as a specifier in EnvironmentFile=; give a path without %.";
       }
       {
         assertion = !(profile.gateway.enable && profile.cron.timer.enable);

@@ -318,10 +318,14 @@ CONTRADICTIONS = {
         'profiles.research.environmentFiles = [ "/nix/store/abc-secrets.env" ];',
         "services.hermes-agent.profiles.research.environmentFiles: /nix/store/abc-secrets.env "
         "is in the Nix store"),
-    "secrets nobody reads": (
-        'profiles.notes.environmentFiles = [ "/run/agenix/notes.env" ];',
-        "services.hermes-agent.profiles.notes.environmentFiles: only the gateway's unit "
-        "reads them and this profile runs no gateway"),
+    "% in an environment file": (
+        'profiles.research.environmentFiles = lib.mkForce [ "/run/agenix/100%2F.env" ];',
+        "services.hermes-agent.profiles.research.environmentFiles: /run/agenix/100%2F.env "
+        "contains %, which systemd reads as a specifier in EnvironmentFile="),
+    "% in the state dir": (
+        'stateDir = "/var/lib/hermes%2Fagent";',
+        "services.hermes-agent.stateDir: /var/lib/hermes%2Fagent contains %, which systemd "
+        "reads as a specifier in the units' Environment=HERMES_HOME=..."),
     "unknown default profile": (
         'defaultProfile = lib.mkForce "wrok";',
         'services.hermes-agent.defaultProfile: "wrok" is not among '
@@ -358,6 +362,15 @@ def test_contradictions_fail_with_a_clear_message(nixpkgs_lib: str, case: str) -
     deployed = evaluate(nixpkgs_lib, two_profiles(extra=extra))
     assert len(deployed["failedAssertions"]) == 1, deployed["failedAssertions"]
     assert deployed["failedAssertions"][0].startswith(message)
+
+
+def test_environment_files_of_a_profile_without_a_gateway_serve_the_admin_cli(
+        nixpkgs_lib: str) -> None:
+    """The layer names them (secrets.environment_files): the admin `hermes -p notes`
+    reads them, so no gateway or timer is needed for them to be read."""
+    deployed = evaluate(nixpkgs_lib, two_profiles(
+        extra='profiles.notes.environmentFiles = [ "/run/agenix/notes.env" ];'))
+    assert deployed["failedAssertions"] == []
 
 
 @pytest.mark.parametrize("state_dir",
