@@ -18,6 +18,7 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client import stdio
 
 from conftest import refused, wait_until
 from fakellm import FakeLLM, Reply, ToolCall
@@ -39,8 +40,10 @@ async def stdio_client(environ: dict[str, str], *args: str) -> AsyncIterator[Any
     server = StdioServerParameters(command=sys.executable, args=["-m", "hermes", *args,
                                                                   "mcp", "serve"],
                                    env=environ)
-    async with Client(server, mode="legacy") as client:
-        yield client
+    # Its stderr to a file, not sys.stderr: that may be a stand-in without a descriptor.
+    with (Path(environ["HOME"]) / "serve-stdio.log").open("a") as errlog:
+        async with Client(stdio.stdio_client(server, errlog=errlog), mode="legacy") as client:
+            yield client
 
 
 async def call(client: Any, tool: str, **arguments: Any) -> Any:

@@ -120,7 +120,8 @@ async def ask_through(transport: Any) -> dict[str, Any]:
         return {"answer": asked["answer"], "read": read.structured_content}
 
 
-def test_the_stdio_client_block_starts_hermes(env: dict[str, str], llm: FakeLLM) -> None:
+def test_the_stdio_client_block_starts_hermes(env: dict[str, str], llm: FakeLLM,
+                                              tmp_path: Path) -> None:
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -128,7 +129,10 @@ def test_the_stdio_client_block_starts_hermes(env: dict[str, str], llm: FakeLLM)
     assert stdio["command"] == "hermes"
     llm.push(Reply(text="hi from hermes"))
     parameters = StdioServerParameters(command=stdio["command"], args=stdio["args"], env=env)
-    got = anyio.run(ask_through, stdio_client(parameters))
+    # The server's stderr to a file: sys.stderr may be a stand-in without a descriptor
+    # (a CliRunner of an earlier test), which the SDK's default would hand to the process.
+    with (tmp_path / "serve.log").open("w") as errlog:
+        got = anyio.run(ask_through, stdio_client(parameters, errlog=errlog))
     assert got["answer"] == "hi from hermes"
     assert got["read"]["messages"][-1]["content"] == "hi from hermes"
 
