@@ -182,3 +182,36 @@ def test_landlock_without_perl_confines_through_preexec(tmp_path: Path) -> None:
     assert read.exit_code != 0 and "Permission denied" in read.output
     assert write.exit_code == 0 and (workspace / "made.txt").read_text() == "made\n"
     assert unix.exit_code != 0 and "Permission denied" in unix.output
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_programs_on_path_under_tmp_stay_runnable(
+        tmp_path: Path, backend: str) -> None:
+    """A project's virtualenv made in /tmp: bubblewrap's private /tmp must not hide it
+    from the commands that run its programs (tmp_path is under /tmp), nor make it
+    writable."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib").mkdir()
+    (venv / "lib" / "data.txt").write_text("from the venv\n")
+    tool = venv / "bin" / "venv-tool"
+    tool.write_text(f"#!/bin/sh\ncat {venv / 'lib' / 'data.txt'}\n")
+    tool.chmod(0o755)
+    workspace = Path("/var/tmp") / f"hermes-test-{os.getpid()}-{tmp_path.name}"
+    workspace.mkdir(parents=True, exist_ok=True)
+    try:
+        home = profile(tmp_path)
+        environ = {"HOME": str(tmp_path / "user"),
+                   "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+        env = LocalEnvironment(home, str(workspace), 30, environ, SandboxSettings(backend=backend))
+        ran = env.run("venv-tool")
+        wrote = env.run(f"echo x > {venv / 'lib' / 'new.txt'}")
+        env.stop()
+    finally:
+        import shutil
+
+        shutil.rmtree(workspace, ignore_errors=True)
+    assert (ran.exit_code, ran.output) == (0, "from the venv\n")
+    if backend == "bubblewrap":  # Landlock lets commands write the machine's own /tmp
+        assert wrote.exit_code != 0 and not (venv / "lib" / "new.txt").exists()

@@ -58,7 +58,8 @@ class Bubblewrap(Backend):
     def limits(self, policy: SandboxPolicy) -> list[str]:
         return ["hidden directories look empty and hidden files empty",
                 "the machine's /tmp is not visible: commands get an empty one of their own "
-                "(a working directory or allow_write entry under /tmp stays visible)",
+                "(a working directory, allow_write entry or PATH directory under /tmp stays "
+                "visible)",
                 "Unix sockets in visible paths (an ssh agent, D-Bus) can still be reached"]
 
 
@@ -72,8 +73,9 @@ def arguments(policy: SandboxPolicy) -> list[str]:
     """bwrap's options for ``policy``; later mounts cover earlier ones, so the hidden
     paths come after the writable ones (a Hermes root inside the workspace stays hidden)."""
     args = _namespaces(network=policy.network)
-    if policy.cwd not in policy.writable:  # read-only: a working directory in /tmp stays
-        args += ["--ro-bind", str(policy.cwd), str(policy.cwd)]
+    readable = [*policy.programs, *([policy.cwd] if policy.cwd not in policy.writable else [])]
+    for path in readable:  # read-only: a working directory or PATH entry in /tmp stays
+        args += ["--ro-bind", str(path), str(path)]
     for path in policy.writable:
         if path.is_dir():
             args += ["--bind", str(path), str(path)]

@@ -23,6 +23,7 @@ CREDENTIAL_STORES = (".ssh", ".aws", ".config/gcloud", ".kube", ".docker/config.
 DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 """A command that reaches the docker daemon can mount anything: root on this machine."""
 SETTING = "environment.local.sandbox"
+TMP = Path("/tmp")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class SandboxPolicy:
     writable: tuple[Path, ...]
     """Where writes are allowed besides the private /tmp: the working directory first,
     then ``allow_write`` (real paths; empty in ``read-only``)."""
+    programs: tuple[Path, ...] = ()
+    """Directories of ``PATH`` under /tmp (a virtualenv's whole tree for its ``bin``):
+    readable although bubblewrap gives commands a /tmp of their own, so the programs
+    the user runs (a project's virtualenv made in /tmp) are still found."""
 
     def hidden_paths(self) -> list[Path]:
         return [entry.path for entry in self.hidden]
@@ -91,7 +96,18 @@ def build_policy(home: Home, settings: SandboxSettings, cwd: Path,
                        "remove it from allow_write")
         writable.append(path)
     return SandboxPolicy(settings.mode, settings.network == "on", workdir, tuple(hidden),
-                         tuple(dict.fromkeys(writable)))
+                         tuple(dict.fromkeys(writable)), _programs(environ))
+
+
+def _programs(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    found: list[Path] = []
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        path = real(Path(entry)) if entry else TMP
+        if path == TMP or not within(path, TMP) or not path.is_dir():
+            continue
+        venv = path.parent
+        found.append(venv if path.name == "bin" and (venv / "pyvenv.cfg").is_file() else path)
+    return tuple(dict.fromkeys(found))
 
 
 def _hidden(home: Home, settings: SandboxSettings, environ: Mapping[str, str]) -> list[Hidden]:
