@@ -45,6 +45,18 @@ def secret_commands() -> list[str]:
     return list(dict.fromkeys(found))
 
 
+EXPORT = re.compile(r"^export (?P<name>[A-Za-z_]\w*)=.+$")
+
+
+def exports_for(command: str) -> str:
+    """The README's ``export NAME=...`` lines for the variables ``command`` uses (they
+    come before it in the README, as a user runs them)."""
+    lines = [line for line in map(without_comment, readme_code()) if EXPORT.match(line)]
+    names = {line: EXPORT.match(line)["name"] for line in lines}  # type: ignore[index]
+    return "".join(f"{line}\n" for line, name in names.items()
+                   if re.search(rf"\$\{{?{name}\b", command))
+
+
 def test_the_readme_shows_secret_commands() -> None:
     names = {SET_SECRET.match(c)["name"] for c in secret_commands()}  # type: ignore[index]
     assert {"OPENAI_API_KEY", "API_SERVER_KEY", "CUSTOM_API_KEY"} <= names, names
@@ -83,7 +95,7 @@ def test_readme_secret_command_runs_as_written(command: str, environ: dict[str, 
                                   match["profile"]], env=environ, capture_output=True,
                                  text=True, timeout=120)
         assert created.returncode == 0, created.stderr
-    proc, args = shell(environ, command, tmp_path)
+    proc, args = shell(environ, exports_for(command) + command, tmp_path)
     assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
     home = root / "profiles" / match["profile"] if match["profile"] else root
     assert_only_in_env_file(home, root, match["name"], args[-1], proc)
