@@ -6,38 +6,31 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from acp_support import Editor, connect, prompt_of
-from conftest import REPO, write_fake_provider
+from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply
+from readme_support import code_blocks, on_path, section
 
-HERMES_BIN = Path(sys.executable).parent
 SECTION = "## Editors: `hermes acp`"
-
-
-def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return re.split(r"\n## ", text.split(SECTION, 1)[1], maxsplit=1)[0]
 
 
 def zed_agent() -> tuple[list[str], dict[str, str]]:
     """The settings block's one agent: its argv (command then args) and env."""
-    (block,) = re.findall(r"^```json\n(.*?)^```", section(), re.M | re.S)
+    (block,) = code_blocks(section(SECTION), "json")
     (agent,) = json.loads(block)["agent_servers"].values()
     return [agent["command"], *agent["args"]], agent["env"]
 
 
 def override_example() -> list[str]:
-    (args,) = re.findall(r'`"args": (\[.*?\])`', section(), re.S)
+    (args,) = re.findall(r'`"args": (\[.*?\])`', section(SECTION), re.S)
     return json.loads(args)
 
 
@@ -50,7 +43,7 @@ def llm() -> Iterator[FakeLLM]:
 @pytest.fixture
 def editor_environ(environ: dict[str, str], root: Path, llm: FakeLLM) -> dict[str, str]:
     """The test's environment with `hermes` on PATH and the README's `work` profile."""
-    env = environ | {"PATH": f"{HERMES_BIN}{os.pathsep}{environ['PATH']}"}
+    env = on_path(environ)
     created = subprocess.run(["hermes", "profile", "create", "work"], env=env, text=True,
                              capture_output=True, timeout=120)
     assert created.returncode == 0, created.stderr

@@ -6,19 +6,15 @@ finds nothing due."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
 from fakellm import FakeLLM, Reply
+from readme_support import bash, code_blocks, commands, section
 
-HERMES_BIN = Path(sys.executable).parent
 SECTION = "## Scheduled jobs: `hermes cron`"
 SETUP = [
     "hermes profile create work",
@@ -34,19 +30,8 @@ SETUP = [
 
 def readme_commands() -> list[str]:
     """The command lines of the section's shell block, comments removed."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = re.split(r"\n## ", text.split(SECTION, 1)[1], maxsplit=1)[0]
-    (block,) = re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
-    return [re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-            for line in block.splitlines() if line.strip()]
-
-
-def bash(environ: dict[str, str], script: str, cwd: Path) -> str:
-    env = environ | {"PATH": f"{HERMES_BIN}{os.pathsep}{environ['PATH']}"}
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, (script, done.stdout, done.stderr)
-    return done.stdout
+    (block,) = code_blocks(section(SECTION))
+    return commands(block)
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, ok, refused, write_fake_provider
+from conftest import ok, refused, write_fake_provider
 from delegation_support import Team, delegate, serving
 from fakellm import FakeLLM, Reply
-from test_readme_cron import bash
+from readme_support import bash, code_blocks, commands, section
 
 SECTION = "## Delegation: sub-agents"
 PARTS = ("review the parser", "review the CLI", "review the docs")
@@ -32,20 +32,15 @@ def llm(team: Team) -> Iterator[FakeLLM]:
         yield fake
 
 
-def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return re.split(r"\n## ", text.split(SECTION, 1)[1], maxsplit=1)[0]
-
-
 def block_commands() -> list[str]:
     """The command lines of the section's shell block, comments removed."""
-    (block,) = re.findall(r"^```sh\n(.*?)^```", section(), re.M | re.S)
-    return [re.split(r"\s+#\s", line, maxsplit=1)[0].strip() for line in block.splitlines()]
+    (block,) = code_blocks(section(SECTION))
+    return commands(block)
 
 
 def inline_commands() -> list[str]:
     """The commands the section's prose shows in backticks, joined where they wrap."""
-    return [re.sub(r"\s*\n\s*", " ", c) for c in re.findall(r"`(hermes [^`]+)`", section())]
+    return [re.sub(r"\s*\n\s*", " ", c) for c in re.findall(r"`(hermes [^`]+)`", section(SECTION))]
 
 
 def test_the_delegation_section_runs_as_written(hermes, environ: dict[str, str], root: Path,

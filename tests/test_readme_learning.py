@@ -6,20 +6,18 @@ finish it after the command, and the next command could run first.)"""
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, write_fake_provider
+from conftest import write_fake_provider
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall, Turn
 from learning_support import is_review
+from readme_support import code_blocks, commands, on_path, run, section
 
-HERMES_BIN = Path(sys.executable).parent
+SECTION = "### The learning loop: skills from experience"
 SKILL = """---
 name: publish-static-site
 description: Copy a static site into a web root and check that every page arrived.
@@ -34,16 +32,13 @@ PAGES = {"index.html": "<h1>Home</h1>\n", "about.html": "<h1>About</h1>\n"}
 
 
 def readme_section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return re.split(r"\n##+ ", text.split("\n### The learning loop", 1)[1], maxsplit=1)[0]
+    return section(SECTION)
 
 
 def readme_blocks() -> list[list[str]]:
     """The command lines of each shell block of the README's learning-loop section,
     comments removed."""
-    return [[re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-             for line in block.splitlines() if line.strip()]
-            for block in re.findall(r"^```sh\n(.*?)^```", readme_section(), re.M | re.S)]
+    return [commands(block) for block in code_blocks(readme_section())]
 
 
 def respond(request: RecordedRequest) -> Turn:
@@ -82,9 +77,7 @@ def llm(root: Path) -> Iterator[FakeLLM]:
 
 
 def shell(environ: dict[str, str], command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = environ | {"PATH": f"{HERMES_BIN}{os.pathsep}{environ['PATH']}"}
-    return subprocess.run(["bash", "-c", command], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=180)
+    return run(on_path(environ), command, cwd, flags="", check=False)
 
 
 def test_the_readme_learning_loop_runs_as_written(environ: dict[str, str], root: Path,

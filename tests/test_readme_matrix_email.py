@@ -7,24 +7,21 @@ tokens); the README's commands are otherwise unchanged."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from conftest import REPO, wait_until
+from conftest import wait_until
 from fakellm import FakeLLM, Reply
 from gateway_support import gateway
 from mail_support import AUTHSERV, MailServers, mail, send
 from messaging_support import platform_detail
+from readme_support import bash, code_blocks, section
 from synapse_support import MatrixClient, Synapse
-from test_readme_messaging import bash
 
 SECTION = "## Messaging: Matrix and email"
 
 
 def readme_blocks() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = re.split(r"\n## ", text.split(SECTION, 1)[1], maxsplit=1)[0]
-    return re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
+    return code_blocks(section(SECTION))
 
 
 def test_the_matrix_and_email_section_runs_as_written(

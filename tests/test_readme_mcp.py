@@ -20,10 +20,10 @@ import anyio
 import pytest
 import yaml
 
-from conftest import REPO, wait_until, write_fake_provider
+from conftest import wait_until, write_fake_provider
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
+from readme_support import HERMES_BIN, code_blocks, commands, run, section
 
-HERMES_BIN = Path(sys.executable).parent
 FILES_SERVER = Path(__file__).resolve().parent / "mcp_files_server.py"
 NPX = """#!/bin/sh
 # the README's filesystem server, offline: the same tools, from tests/mcp_files_server.py
@@ -33,19 +33,8 @@ exec {python} {server} "$@"
 """
 
 
-def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return text.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
-
-
 def blocks(kind: str) -> list[str]:
-    return re.findall(rf"^```{kind}\n(.*?)^```", section(), re.M | re.S)
-
-
-def commands(block: str) -> list[str]:
-    """The block's command lines, comments removed."""
-    return [re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-            for line in block.splitlines() if line.strip()]
+    return code_blocks(section("## MCP"), kind)
 
 
 def respond(request: RecordedRequest) -> Reply:
@@ -73,10 +62,7 @@ def env(environ: dict[str, str], tmp_path: Path) -> dict[str, str]:
 
 
 def shell(env: dict[str, str], script: str, cwd: Path) -> str:
-    done = subprocess.run(["bash", "-ec", script], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0, (script, done.stdout, done.stderr)
-    return done.stdout
+    return run(env, script, cwd).stdout
 
 
 def test_connecting_servers_runs_as_written(env: dict[str, str], root: Path, llm: FakeLLM,

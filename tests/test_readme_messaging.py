@@ -6,39 +6,26 @@ profile at the fakes and a free port; the README's commands are otherwise unchan
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, wait_until
+from conftest import wait_until
 from fakebot import FakeBotAPI, check_markdown_v2, serving
 from fakellm import FakeLLM
 from gateway_support import free_port, gateway
 from messaging_support import echo, platform_detail
+from readme_support import bash, code_blocks, section
 
-HERMES_BIN = Path(sys.executable).parent
 SECTION = "## Messaging: Telegram, webhooks, pairing"
 TOKEN = "123456:ABC-token-from-BotFather"
 OWNER, STRANGER = 123456789, 555000111
 
 
 def readme_blocks() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = re.split(r"\n## ", text.split(SECTION, 1)[1], maxsplit=1)[0]
-    return re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
-
-
-def bash(environ: dict[str, str], script: str, cwd: Path) -> str:
-    env = environ | {"PATH": f"{HERMES_BIN}{os.pathsep}{environ['PATH']}"}
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, (script, done.stdout, done.stderr)
-    return done.stdout
+    return code_blocks(section(SECTION))
 
 
 @pytest.fixture

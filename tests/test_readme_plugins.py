@@ -6,32 +6,21 @@ own insteadOf, offline), disable and remove; a shell hook set, listed and accept
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import REPO, write_fake_provider
+from conftest import write_fake_provider
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
-
-HERMES_BIN = Path(sys.executable).parent
+from readme_support import code_blocks, commands, on_path, run, section
 
 
 def readme_blocks() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Plugins\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
-
-
-def commands(block: str) -> list[str]:
-    """The block's command lines, comments removed."""
-    return [re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-            for line in block.splitlines() if line.strip()]
+    return code_blocks(section("## Plugins"))
 
 
 def respond(request: RecordedRequest) -> Reply:
@@ -49,16 +38,13 @@ def llm(root: Path) -> Iterator[FakeLLM]:
 
 
 def shell(env: dict[str, str], script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(["bash", "-ec", script], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0, (script, done.stdout, done.stderr)
-    return done
+    return run(env, script, cwd)
 
 
 def test_the_readme_plugin_section_runs_as_written(environ, root: Path, llm: FakeLLM,
                                                    tmp_path: Path) -> None:
     write, manage, hooks = readme_blocks()
-    env = environ | {"PATH": f"{HERMES_BIN}{os.pathsep}{environ['PATH']}"}
+    env = on_path(environ)
     setup, _, rest = write.partition("\nhermes ")
     shell(env, setup, tmp_path)  # mkdir and the two heredocs, as one script
     listed, enabled, answer, info = (shell(env, line, tmp_path).stdout
