@@ -63,6 +63,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -622,6 +623,17 @@ def main() -> int:
     args = ap.parse_args()
     if args.serve_fake:
         return serve_fake(args.serve_fake)
+    return measure_and_report(ap, args, run_benchmark, report, label="api-load",
+                              unit="requests")
+
+
+def measure_and_report(ap: argparse.ArgumentParser, args: argparse.Namespace,
+                       run: Callable[..., dict[str, Any]],
+                       report: Callable[[dict[str, Any]], Any], *, label: str,
+                       unit: str) -> int:
+    """What a gateway load bench does once its options are parsed (this one and
+    ``webhook_load.py``): set up the sides, ``run(args, sides, theirs_exe, tmp)``,
+    ``report`` the result's checks and write ``--json``."""
     if args.requests < 2:
         ap.error("--requests must be >= 2")
     sides = [args.only] if args.only else ["ours", "theirs"]
@@ -629,16 +641,16 @@ def main() -> int:
         theirs_exe = None
         if "theirs" in sides:
             theirs_exe = args.theirs or ensure_theirs(DEFAULT_THEIRS_VENV)
-            ensure_theirs_api_server(theirs_exe)
+            ensure_theirs_api_server(theirs_exe)  # the webhook platform needs aiohttp too
         if "ours" in sides and not (os.access(args.ours, os.X_OK) and ours_has_gateway(args.ours)):
-            raise SetupError(f"ours: `{args.ours} gateway run --help` fails: no gateway command "
-                             "yet (or run `uv sync --frozen --group test`)")
-        with tempfile.TemporaryDirectory(prefix="hermes-api-load-") as tmp:
-            result = run_benchmark(args, sides, theirs_exe, Path(tmp))
+            raise SetupError(f"ours: `{args.ours} gateway run --help` fails (run `uv sync "
+                             "--frozen --group test`)")
+        with tempfile.TemporaryDirectory(prefix=f"hermes-{label}-") as tmp:
+            result = run(args, sides, theirs_exe, Path(tmp))
     except SetupError as exc:
         print(f"[bench] ABORT: {exc}", file=sys.stderr)
         return 1
-    print(f"\n{args.requests} requests per side and concurrency; "
+    print(f"\n{args.requests} {unit} per side and concurrency; "
           f"nproc={len(os.sched_getaffinity(0))}; python {platform.python_version()}; "
           f"ours={args.ours}; theirs={theirs_exe}")
     result["checks"] = report(result)

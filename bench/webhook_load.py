@@ -34,12 +34,9 @@ import argparse
 import hashlib
 import hmac
 import json
-import os
-import platform
 import re
 import secrets
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -55,17 +52,16 @@ from api_load import (
     Server,
     SetupError,
     calls_per_request,
-    ensure_theirs_api_server,
     fmt,
     free_port,
+    measure_and_report,
     measure_load,
     offline_env,
-    ours_has_gateway,
     start_fake,
     stop_fake,
     summarize,
 )
-from cli_startup import DEFAULT_THEIRS_VENV, THEIRS_SPEC, add_common_arguments, ensure_theirs
+from cli_startup import THEIRS_SPEC, add_common_arguments
 from oneshot import ANSWER, OURS_KEY, TOKEN
 
 THEIRS_KEY = "sk-bench-theirs"
@@ -313,32 +309,8 @@ def main() -> int:
     ap.add_argument("--start-timeout", type=float, default=180,
                     help="for a gateway's /health to answer 200, s (default: 180)")
     args = ap.parse_args()
-    if args.requests < 2:
-        ap.error("--requests must be >= 2")
-    sides = [args.only] if args.only else ["ours", "theirs"]
-    try:
-        theirs_exe = None
-        if "theirs" in sides:
-            theirs_exe = args.theirs or ensure_theirs(DEFAULT_THEIRS_VENV)
-            ensure_theirs_api_server(theirs_exe)  # its webhook platform needs aiohttp too
-        if "ours" in sides and not (os.access(args.ours, os.X_OK) and ours_has_gateway(args.ours)):
-            raise SetupError(f"ours: `{args.ours} gateway run --help` fails (run `uv sync "
-                             "--frozen --group test`)")
-        with tempfile.TemporaryDirectory(prefix="hermes-webhook-load-") as tmp:
-            result = run_benchmark(args, sides, theirs_exe, Path(tmp))
-    except SetupError as exc:
-        print(f"[bench] ABORT: {exc}", file=sys.stderr)
-        return 1
-    print(f"\n{args.requests} deliveries per side and concurrency; "
-          f"nproc={len(os.sched_getaffinity(0))}; python {platform.python_version()}; "
-          f"ours={args.ours}; theirs={theirs_exe}")
-    result["checks"] = report(result)
-    if args.json:
-        result |= {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "requests": args.requests,
-                   "nproc": len(os.sched_getaffinity(0)), "python": platform.python_version()}
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"\nraw figures written to {args.json}")
-    return 0
+    return measure_and_report(ap, args, run_benchmark, report, label="webhook-load",
+                              unit="deliveries")
 
 
 if __name__ == "__main__":
