@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from hermes.cli.app import confirm, out
+from hermes.cli.skills_render import warn
 from hermes.errors import UserError
 from hermes.skills.guard import Finding, scan_tree
 from hermes.skills.install import (
@@ -20,13 +21,14 @@ from hermes.skills.install import (
     top_of,
     tree_diff,
 )
-from hermes.skills.lockfile import LockEntry, content_hash, read_lock
+from hermes.skills.lockfile import LockEntry, content_hash, lock_or_none, read_lock
 from hermes.skills.model import SKILL_FILE
 from hermes.skills.store import SkillsStore
 
 
 def run_install(store: SkillsStore, source: str, category: str | None, *, yes: bool,
                 force: bool) -> None:
+    read_lock(store.directory)  # an unreadable lock is refused before anything is fetched
     with fetch(Source.parse(source)) as fetched:
         candidates = find_candidates(fetched, store, category)
         for candidate in candidates:
@@ -130,7 +132,7 @@ def _update_one(store: SkillsStore, name: str, entry: LockEntry, fetched: Fetche
 def run_audit(store: SkillsStore) -> bool:
     """Scan every non-bundled skill again; True when anything was found."""
     found = store.scan()
-    entries = read_lock(store.directory)
+    entries = lock_or_none(store.directory, warn)
     anything = bool(found.problems)
     for problem in found.problems:
         out(f"✗ {problem}")

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hermes.errors import ConfigError, UserError
 from hermes.home import Home
-from hermes.skills.lockfile import read_lock
+from hermes.skills.lockfile import lock_or_none
 from hermes.skills.model import SKILL_FILE, Skill
 from hermes.skills.state import SkillRecord
 from hermes.skills.store import Change, SkillsStore
 
 COLUMNS = ("NAME", "CATEGORY", "SOURCE", "USES", "LAST USED", "NOTES")
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"warning: {message}\n")
 
 
 def ago(when: float | None, now: float | None = None) -> str:
@@ -31,7 +36,7 @@ def render_listing(store: SkillsStore, skills: Sequence[Skill],
                    shadowed: Sequence[tuple[Skill, Skill]], since: float) -> str:
     """The table of skills, the shadowed ones, and a summary line."""
     records = store.records()
-    locked = read_lock(store.directory)
+    locked = lock_or_none(store.directory, warn)
     changes = {c.name: c for c in store.changed_since(since)}
     rows = [(s.name, s.category or "general", _source(s, locked), *_usage(records.get(s.name)),
              _notes(s, records.get(s.name), changes.get(s.name), shadowed))
@@ -88,7 +93,7 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 def render_header(store: SkillsStore, skill: Skill) -> str:
     """``show``'s lines about the skill, above its SKILL.md."""
     record = store.usage(skill.name)
-    entry = read_lock(store.directory).get(skill.name)
+    entry = lock_or_none(store.directory, warn).get(skill.name)
     lines = [f"name: {skill.name}", f"category: {skill.category or 'general'}",
              f"source: {skill.origin}{' (read-only)' if not skill.writable else ''} "
              f"— {skill.path}"]

@@ -5,8 +5,8 @@ directories starting with ``.`` (the archive, the lock file's neighbours) are no
 searched. The first source defining a name wins (the home, then
 ``skills.directories`` in order, then the bundled skills); the others are reported
 as shadowed. A malformed ``SKILL.md``, one whose name differs from its directory,
-or one failing the threat scan (text edited in by hand) is skipped and reported
-once as a ``Problem``.
+one failing the threat scan (text edited in by hand) or one that is a link leading out
+of its skill (``links.py``) is skipped and reported once as a ``Problem``.
 
 Parsing hundreds of frontmatters with YAML costs more than the rest of a listing,
 so results are cached in the home (``.cache/skills.json``) by each file's
@@ -25,9 +25,10 @@ from typing import Any
 
 from hermes.fsutil import atomic_write
 from hermes.skills.format import SkillFormatError, SkillMeta, parse_skill_text
+from hermes.skills.links import within
 from hermes.skills.model import SKILL_FILE, Skill, SkillSource
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 _SKILL_SUFFIX = os.sep + SKILL_FILE
 """Appended to directory paths (strings, not ``Path``: hundreds per listing)."""
 
@@ -180,6 +181,8 @@ def parse_entry(file: Path, directory_name: str) -> dict[str, Any]:
     """``{"meta": ...}`` for a good ``SKILL.md``, else ``{"problem": [field, message]}``."""
     from hermes.memory.scan import find_threat  # only on a cache miss: its patterns cost
 
+    if os.path.islink(file) and not within(file, file.parent):
+        return {"problem": ["file", "a symbolic link leading outside the skill, never read"]}
     try:
         text = file.read_text(encoding="utf-8")
         meta, _ = parse_skill_text(text, str(file))

@@ -18,6 +18,7 @@ from hermes.skills.guard import (
     relative_parts,
     scan_content,
 )
+from hermes.skills.links import refuse_outside, tree
 from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill, SkillError
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def patch(store: SkillsStore, name: str, old: str, new: str, file: str | None,
     skill = writable(store, name, "patch")
     rel = file or SKILL_FILE
     path = skill.file if rel == SKILL_FILE else support_path(skill, rel)
+    refuse_outside(path, skill.path, f"{rel} of skill {name!r}")
     try:
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, UnicodeDecodeError):
@@ -145,12 +147,15 @@ def support_path(skill: Skill, file: str) -> Path:
     if parts is None or len(parts) < 2 or parts[0] not in SUPPORT_DIRS:
         raise SkillError(f"file_path {file!r}: give a path under "
                          f"{', '.join(d + '/' for d in SUPPORT_DIRS)} e.g. references/api.md")
-    return skill.path.joinpath(*parts)
+    path = skill.path.joinpath(*parts)
+    refuse_outside(path.parent, skill.path, f"{path.parent.relative_to(skill.path)}/ of "
+                                            f"skill {skill.name!r}")
+    return path
 
 
 def _check_whole(skill: Skill, path: Path, size: int) -> None:
     """Refuse a file that would take the whole skill over its caps."""
-    others = [p for p in skill.path.rglob("*") if p.is_file() and p != path]
+    others = [e.path for e in tree(skill.path) if e.kind == "file" and e.path != path]
     total = sum(p.stat().st_size for p in others) + size
     if total > MAX_SKILL_BYTES or len(others) + 1 > MAX_SKILL_FILES:
         raise SkillError(f"refused: skill {skill.name!r} would hold {len(others) + 1} files, "

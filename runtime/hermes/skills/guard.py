@@ -7,7 +7,8 @@ terminal's danger detector (``detect_dangers``; a program whose name is computed
 scripts through a static check for obvious exfiltration: a script that imports a
 network module and reads a credential file or hands over the whole environment
 (``dict(os.environ)``). Reading one variable (``os.environ["GITHUB_TOKEN"]``) to
-call an API is not flagged. Sizes are capped; symlinks are refused (they could point anywhere).
+call an API is not flagged. Sizes are capped; a link leading out of the skill is a
+finding (``links.py``: it is never copied nor followed).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes.skills.links import tree
 from hermes.skills.model import SKILL_FILE
 
 MAX_SKILL_MD_CHARS = 100_000
@@ -88,16 +90,17 @@ def scan_content(file: str, data: bytes, *, notes: bool = False) -> list[Finding
 
 
 def scan_tree(directory: Path, *, notes: bool = False) -> list[Finding]:
-    """Findings in every file of a skill's directory: content, sizes, symlinks (and the
-    notes with ``notes``)."""
+    """Findings in every file of a skill's directory: content, sizes, links leading out of
+    it (and the notes with ``notes``). A link staying inside is no finding: what it
+    points at is scanned where it is."""
     findings: list[Finding] = []
     total = count = 0
-    for path in sorted(directory.rglob("*")):
-        rel = path.relative_to(directory).as_posix()
-        if path.is_symlink():
-            findings.append(Finding(rel, "symlink", "links are not copied; use a real file"))
-        elif path.is_file():
-            data = path.read_bytes()
+    for entry in tree(directory):
+        rel = entry.rel
+        if entry.kind == "outside":
+            findings.append(Finding(rel, "symlink", "leads outside the skill; not copied"))
+        elif entry.kind == "file":
+            data = entry.path.read_bytes()
             total, count = total + len(data), count + 1
             size = len(data.decode("utf-8", "replace")) if rel == SKILL_FILE else len(data)
             too_big = check_size(rel, size)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from hermes.fsutil import private_dir
 from hermes.skills.discovery import parse_entry, skill_dirs
 from hermes.skills.format import check_name
 from hermes.skills.guard import Finding, relative_parts, scan_tree
+from hermes.skills.links import Entry, copy_tree, shown, tree
 from hermes.skills.lockfile import LockEntry, content_hash, read_lock, write_lock
 from hermes.skills.model import SKILL_FILE, Skill, SkillError
 from hermes.skills.store import SkillsStore
@@ -171,10 +171,10 @@ def install(store: SkillsStore, candidate: Candidate, fetched: Fetched) -> Skill
     """Copy ``candidate`` into the home (replacing a skill of its name) and lock it."""
     if candidate.problem:
         raise SkillError(f"{candidate.name}: {candidate.problem}")
+    entries = read_lock(store.directory)  # an unreadable lock refuses before any copy
     target = store.directory / candidate.target
     _replace_dir(store, candidate.directory, target, candidate.replaces)
     now = store.clock()
-    entries = read_lock(store.directory)
     entries[candidate.name] = LockEntry(
         source=fetched.source.text, subdir=candidate.subdir, hash=content_hash(target),
         path=candidate.target, installed=now, updated=now, commit=fetched.commit)
@@ -202,8 +202,8 @@ def _replace_dir(store: SkillsStore, source: Path, target: Path, old: Skill | No
     if staging.exists():
         store.remove_tree(staging)
     private_dir(store.directory)
-    shutil.copytree(source, staging, symlinks=True,
-                    ignore=lambda _d, names: [n for n in names if n.startswith(".git")])
+    copy_tree(source, staging, skip=lambda rel: any(
+        part.startswith(".git") for part in rel.split("/")))
     try:
         if old is not None:
             store.remove_tree(old.path)
@@ -215,37 +215,33 @@ def _replace_dir(store: SkillsStore, source: Path, target: Path, old: Skill | No
 
 
 def tree_diff(old: Path, new: Path, label: str) -> list[str]:
-    """A unified diff of two skill directories (binary files named only)."""
-    names = sorted({_rel(p, old) for p in _files(old)} | {_rel(p, new) for p in _files(new)})
+    """A unified diff of two skill directories (binary files named only; a link shown as
+    a link: where it leads when that is inside the skill, else only that it leads out)."""
+    before, after = _entries(old), _entries(new)
     lines: list[str] = []
-    for rel in names:
-        before, after = _lines(old / rel), _lines(new / rel)
-        if before == after:
+    for rel in sorted(before.keys() | after.keys(), key=lambda rel: rel.split("/")):
+        was, now = _lines(before.get(rel)), _lines(after.get(rel))
+        if was == now:
             continue
-        if before is None or after is None:
+        if was is None or now is None:
             lines.append(f"Binary file {label}/{rel} differs\n")
             continue
-        lines += difflib.unified_diff(before or [], after or [], f"a/{label}/{rel}",
-                                      f"b/{label}/{rel}")
+        lines += difflib.unified_diff(was, now, f"a/{label}/{rel}", f"b/{label}/{rel}")
     return lines
 
 
-def _files(root: Path) -> list[Path]:
-    if not root.is_dir():
+def _entries(root: Path) -> dict[str, Entry]:
+    return {e.rel: e for e in tree(root) if not e.hidden} if root.is_dir() else {}
+
+
+def _lines(entry: Entry | None) -> list[str] | None:
+    """A text file's lines, a link's one line; [] when absent; None when binary."""
+    if entry is None:
         return []
-    return [p for p in root.rglob("*") if p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)]
-
-
-def _rel(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
-
-
-def _lines(path: Path) -> list[str] | None:
-    """A text file's lines; [] when absent; None when binary."""
-    if not path.exists():
-        return []
+    link = shown(entry)
+    if link is not None:
+        return [link]
     try:
-        return path.read_text(encoding="utf-8").splitlines(keepends=True)
+        return entry.path.read_text(encoding="utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
         return None

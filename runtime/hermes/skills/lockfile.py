@@ -5,17 +5,23 @@ optional ``#subdir``), the skill's directory inside it, the commit it was taken
 from (git sources), the content hash of what was installed, where it lives in the
 home, and when it was installed and last updated. ``hermes skills update``
 re-fetches the source and compares hashes; ``audit`` scans what the lock lists.
+A lock that cannot be read (not JSON, or not this shape) is refused with one line
+naming it, and nothing writes over it: it is the only record of every other skill's
+provenance.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from hermes.fsutil import atomic_write
+from hermes.skills.links import tree
+from hermes.skills.model import SkillError
 
 LOCK_FILE = ".lock.json"
 FORMAT = 1
@@ -45,13 +51,45 @@ class LockEntry:
 
 
 def read_lock(skills_dir: Path) -> dict[str, LockEntry]:
-    """The lock's entries by skill name (an unreadable lock reads as empty)."""
+    """The lock's entries by skill name (none when there is no lock); ``SkillError``
+    naming the file when it cannot be read, so nothing overwrites it."""
+    file = skills_dir / LOCK_FILE
+    records = read_lock_records(file, "skills")
     try:
-        data = json.loads((skills_dir / LOCK_FILE).read_text(encoding="utf-8"))
-        entries = data["skills"]
-        return {name: LockEntry.from_dict(entry) for name, entry in entries.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {name: LockEntry.from_dict(entry) for name, entry in records.items()}
+    except TypeError as exc:
+        raise _unreadable(file, f"an entry lacks a field: {exc}") from None
+
+
+def read_lock_records(file: Path, key: str) -> dict[str, dict[str, Any]]:
+    """``{name: record}`` under ``key`` of lock file ``file`` (also ``plugins/.lock.json``);
+    {} when the file does not exist; ``SkillError`` when it is not JSON of that shape."""
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
+    except (OSError, ValueError) as exc:
+        raise _unreadable(file, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) \
+            from None
+    records = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(records, dict) or not all(isinstance(v, dict) for v in records.values()):
+        raise _unreadable(file, f"expected {{\"{key}\": {{NAME: {{...}}}}}}")
+    return {str(name): record for name, record in records.items()}
+
+
+def lock_or_none(skills_dir: Path, warn: Callable[[str], None]) -> dict[str, LockEntry]:
+    """The lock's entries for a listing: an unreadable lock is warned about and read as
+    empty (listings write nothing)."""
+    try:
+        return read_lock(skills_dir)
+    except SkillError as exc:
+        warn(str(exc))
+        return {}
+
+
+def _unreadable(file: Path, why: str) -> SkillError:
+    return SkillError(f"{file}: not a valid lock file ({why}); nothing was changed — repair "
+                      "it or move it aside (it records where installed things came from)")
 
 
 def write_lock(skills_dir: Path, entries: dict[str, LockEntry]) -> None:
@@ -61,14 +99,16 @@ def write_lock(skills_dir: Path, entries: dict[str, LockEntry]) -> None:
 
 
 def content_hash(directory: Path) -> str:
-    """``sha256:`` of every file's relative path and bytes, in path order; files and
-    directories starting with ``.`` (``.git``, ``.origin``) are left out."""
+    """``sha256:`` of every file's relative path and bytes (a link inside the skill: where
+    it leads), in path order; files and directories starting with ``.`` (``.git``,
+    ``.origin``) and links leading out of the skill (never copied) are left out."""
     digest = hashlib.sha256()
-    for path in sorted(directory.rglob("*")):
-        rel = path.relative_to(directory)
-        if any(part.startswith(".") for part in rel.parts) or not path.is_file() \
-                or path.is_symlink():
+    for entry in tree(directory):
+        if entry.hidden or entry.kind == "outside":
             continue
-        digest.update(rel.as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.update(entry.rel.encode() + b"\0")
+        if entry.kind == "link":
+            digest.update(b"link\0" + entry.target.encode())
+        else:
+            digest.update(hashlib.sha256(entry.path.read_bytes()).digest())
     return f"sha256:{digest.hexdigest()}"

@@ -33,7 +33,9 @@ from hermes.fsutil import private_dir
 from hermes.skills import editing
 from hermes.skills.discovery import Discovery, ParseCache, discover
 from hermes.skills.guard import relative_parts
+from hermes.skills.links import refuse_outside, tree
 from hermes.skills.model import (
+    SKILL_FILE,
     Actor,
     Skill,
     SkillError,
@@ -135,6 +137,7 @@ class SkillsStore:
         """The text of ``SKILL.md`` (or of a supporting file) of skill ``name``."""
         skill = self.get(name)
         path = skill.file if file in (None, "", "SKILL.md") else self.file_path(skill, str(file))
+        refuse_outside(path, skill.path, f"{file or SKILL_FILE} of skill {name!r}")
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -147,8 +150,9 @@ class SkillsStore:
     def files(self, name: str) -> builtins.list[str]:
         """The skill's supporting files, relative to its directory."""
         skill = self.get(name)
-        return sorted(p.relative_to(skill.path).as_posix() for p in skill.path.rglob("*")
-                      if p.is_file() and p.name != "SKILL.md" and not p.name.startswith("."))
+        return sorted(e.rel for e in tree(skill.path) if e.kind != "outside"
+                      and e.path.is_file() and e.path.name != SKILL_FILE
+                      and not e.path.name.startswith("."))
 
     @staticmethod
     def file_path(skill: Skill, file: str) -> Path:
