@@ -43,7 +43,7 @@ def test_add_list_test_and_remove_a_stdio_server(hermes, root: Path) -> None:
 
     tested = ok(hermes("mcp", "test", "sample")).splitlines()
     assert tested[0].startswith(f"sample: stdio {sys.executable} {SAMPLE}: started in ")
-    assert tested[0].endswith(" s, 9 tools")
+    assert tested[0].endswith(" s, 12 tools")
     assert "  mcp_sample_add  Add two integers." in tested
     assert "  mcp_sample_nap  (filtered out)  Sleep, then answer." in tested
 

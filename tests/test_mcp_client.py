@@ -147,7 +147,7 @@ def test_failing_and_hanging_servers_are_skipped_and_reported(
     assert "warning: MCP server silent skipped: did not start within 2 s" in warnings
     assert not [w for w in warnings if "off" in w.split()]
     log = (root / "logs" / "mcp.log").read_text()
-    assert "mcp server silent" in log and "mcp server sample started: 9 tools" in log
+    assert "mcp server silent" in log and "mcp server sample started: 12 tools" in log
 
 
 def test_a_server_that_crashed_starts_again_at_its_next_call(root: Path, environ, llm,

@@ -53,19 +53,23 @@ class Listing:
 @dataclass(frozen=True)
 class CallResult:
     """What a tool call returned (its content as text, and whether the server reported
-    an error), or why there is no answer (``failure``)."""
+    an error), or why there is no answer (``failure``, with what the server or the
+    transport said about it in ``text``)."""
 
     text: str = ""
+    """Everything the server sent: its content, or the text of its error."""
     is_error: bool = False
     structured: Any = field(default=None)
     """The call's structured content, when the server sent some."""
     failure: str | None = None
-    """Our own account of a call without an answer (a timeout, the server gone): not
-    the server's words."""
+    """Our own account of a call without an answer (a timeout, the server gone): never
+    the server's words, which go in ``text``."""
 
     @classmethod
-    def failed(cls, failure: str) -> CallResult:
-        return cls(is_error=True, failure=failure)
+    def failed(cls, failure: str, said: str = "") -> CallResult:
+        """No answer: ``failure`` in our words, ``said`` what came from outside (a
+        JSON-RPC error's message, an exception's text)."""
+        return cls(text=said, is_error=True, failure=failure)
 
     def to_wire(self) -> dict[str, Any]:
         return {"text": self.text, "is_error": self.is_error, "structured": self.structured,

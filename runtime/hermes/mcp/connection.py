@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from hermes import __version__
 from hermes.mcp.base import CallResult, ToolInfo
 from hermes.mcp.spec import ServerSpec
+from hermes.tools.fence import label
 
 HANDSHAKE = "legacy"
 """The SDK's ``initialize`` handshake (protocol 2025-11-25), which servers of every
@@ -82,19 +83,19 @@ class Connection:
         gone) as an error result."""
         from mcp import MCPError
 
-        timeout = self.spec.timeout
+        timeout, name = self.spec.timeout, label(tool)  # the server named its tool
         try:
             async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
                 result = await self._client.call_tool(tool, arguments)
         except TimeoutError:
-            return CallResult.failed(f"{tool} did not answer within {timeout:g} s "
+            return CallResult.failed(f"{name} did not answer within {timeout:g} s "
                                      f"(mcp_servers.{self.spec.name}.timeout)")
         except MCPError as exc:
             self.broken = exc.code == CONNECTION_CLOSED
-            return CallResult.failed(f"{tool} failed: {exc.message}")
+            return CallResult.failed(f"{name} failed: JSON-RPC error {exc.code}", exc.message)
         except Exception as exc:  # noqa: BLE001 - the transport's failures go to the model
             self.broken = True
-            return CallResult.failed(f"{tool} failed: {describe(exc)}")
+            return CallResult.failed(f"{name} failed: {type(exc).__name__}", describe(exc))
         return result_of(result)
 
     async def _hold(self, opened: asyncio.Future[list[ToolInfo]]) -> None:

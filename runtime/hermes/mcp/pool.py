@@ -47,8 +47,8 @@ class Servers:
             listing = await self.open(spec)
             connection = self._live.get(spec.fingerprint)
             if listing.error is not None or connection is None:
-                return CallResult.failed(f"MCP server {spec.name} is not available: "
-                                         f"{listing.error}")
+                return CallResult.failed(f"MCP server {spec.name} is not available",
+                                         listing.error or "")
         result = await connection.call(tool, arguments)
         if connection.broken:
             self.log.warning(f"mcp server {spec.name} went away; it starts again at its next "

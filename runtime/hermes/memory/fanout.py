@@ -13,7 +13,6 @@ each provider down.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from hermes.memory.base import ExternalProvider
 from hermes.memory.scan import scan_text
 from hermes.tools.base import ToolSpec
+from hermes.tools.fence import fence as untrusted_fence
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +34,7 @@ RECALL_NOTE = ("[Recalled from memory for this turn: background context, not par
 def fence(source: str, text: str) -> str:
     """``text`` inside a ``recalled-memory`` fence naming ``source``; a closing tag
     inside the text is defused so recalled text cannot end the fence early."""
-    name = re.sub(r"[^\w.-]", "_", source)
-    body = re.sub(r"<(/?\s*recalled-memory)", r"&lt;\1", text, flags=re.IGNORECASE)
-    return f'<recalled-memory source="{name}">\n{body}\n</recalled-memory>'
+    return untrusted_fence("recalled-memory", {"source": source}, text)
 
 
 @dataclass
