@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hermes.config.schema import SandboxSettings
 from hermes.environments.local import LocalEnvironment
 from hermes.home import Home, home_for
 from hermes.tools.context import ToolContext
@@ -16,15 +17,17 @@ from hermes.tools.registry import ToolRegistry, build_tool_registry
 ALL_CORE = ["file", "terminal", "process", "todo", "clarify"]
 
 
-def make_context(tmp_path: Path, *, profile: str = "work", **options: Any) -> ToolContext:
-    """A context for profile ``profile`` under ``<tmp>/user/.hermes``, cwd ``<tmp>/project``."""
+def make_context(tmp_path: Path, *, profile: str = "work", cwd: Path | None = None,
+                 sandbox: SandboxSettings | None = None, **options: Any) -> ToolContext:
+    """A context for profile ``profile`` under ``<tmp>/user/.hermes``, cwd ``cwd`` (by
+    default ``<tmp>/project``), its local sandbox set by ``sandbox`` (default settings)."""
     user_home = tmp_path / "user"
     home = home_for(user_home / ".hermes", profile)
     home.path.mkdir(parents=True, exist_ok=True)
-    project = tmp_path / "project"
+    project = cwd or tmp_path / "project"
     project.mkdir(exist_ok=True)
     environ = {"HOME": str(user_home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    environment = LocalEnvironment(home, str(project), 20, environ)
+    environment = LocalEnvironment(home, str(project), 20, environ, sandbox)
     return ToolContext.for_session(home, environment, "session-1", environ=environ, **options)
 
 

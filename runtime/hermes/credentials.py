@@ -31,6 +31,8 @@ SECRET_NAMES_ENV = "HERMES_SECRET_NAMES"
 """Comma-separated names of environment variables holding secrets whatever their names:
 the image's entrypoint lists there the variables it loaded from ``NAME_FILE`` files."""
 REDACTED = "<redacted>"
+MIN_SECRET_CHARS = 6
+"""Shorter values would match ordinary words and numbers."""
 
 
 def is_secret_name(name: str) -> bool:
@@ -136,6 +138,19 @@ class Secrets:
         found = {*self.dotenv.values(), *self.files.values(),
                  *environment_secrets(self.environ).values()}
         return {value for value in found if value}
+
+
+def command_environment(environ: Mapping[str, str], secrets: Secrets,
+                        passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """What the agent's commands see of the runtime's environment: no secret-shaped name
+    (``*_KEY``, ``*_TOKEN``, ...), no name the image loaded from a file, no value that
+    holds a secret the runtime loaded (``DATABASE_URL`` with the ``.env``'s password in
+    it), except the names in ``passthrough`` (``environment.local.env_passthrough``)."""
+    allowed = set(passthrough)
+    withheld = set(environment_secrets(environ))
+    values = [value for value in secrets.values() if len(value) >= MIN_SECRET_CHARS]
+    return {name: value for name, value in environ.items() if name in allowed or (
+        name not in withheld and not any(secret in value for secret in values))}
 
 
 def secret_hint(name: str, environment_files: Sequence[str] = ()) -> str:

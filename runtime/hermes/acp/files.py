@@ -33,6 +33,9 @@ class EditorFiles(Files):
         self.cwd = disk.cwd
         self.home = disk.home
 
+    def locate(self, raw: str, *, write: bool = False) -> tuple[str, str]:
+        return self._disk.locate(raw, write=write)
+
     def info(self, path: str) -> FileInfo | None:
         return self._disk.info(path)
 

@@ -245,6 +245,11 @@ class SandboxSettings(Section):
 class LocalSettings(Section):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """OS confinement of the commands (terminal, background processes, search)."""
+    env_passthrough: list[NonBlank] = Field(default_factory=list)
+    """Environment variables commands see although they hold a secret (a name ending in
+    ``_KEY``, ``_TOKEN``, ``_SECRET``, ``_PASSWORD``..., one the image loaded from a
+    ``*_FILE``, or a value containing a secret the runtime loaded), e.g.
+    ``[GITHUB_TOKEN]`` for a task that pushes; every other such variable is withheld."""
 
 
 class EnvironmentConfig(Section):

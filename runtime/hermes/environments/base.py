@@ -55,6 +55,12 @@ class Environment(ABC):
     def attach(self, session_id: str) -> None:
         """A session starts using this environment (a sandbox records it in its labels)."""
 
+    def session(self, session_id: str, results: Path | None = None) -> Environment:
+        """This environment for one session's tools (a local sandbox gives each session
+        its own /tmp; its file tools may read back ``results``, the session's spilled
+        tool results)."""
+        return self
+
     def at(self, cwd: Path) -> Environment:
         """This environment with commands starting in ``cwd``, a session's own working
         directory (an editor's project). Only a local environment's directories are this
@@ -76,11 +82,6 @@ class Environment(ABC):
 
     def failure_note(self, result: CommandResult) -> str | None:
         """For a failed command: what in this environment refused it and how to widen it."""
-        return None
-
-    def read_refusal(self, path: Path) -> str | None:
-        """Why the file tools must not touch ``path`` (a real path of this machine) when
-        commands here cannot see it; None: nothing refuses it."""
         return None
 
     def files(self) -> Files:

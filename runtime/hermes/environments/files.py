@@ -15,11 +15,11 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from hermes.environments.sandbox.access import FileAccess, Located, refuse_credentials
 from hermes.errors import SandboxError
-from hermes.fsutil import atomic_write
 
 FileKind = Literal["file", "dir", "other"]
 
@@ -68,15 +68,31 @@ class Files(ABC):
             path = self.home + path[1:]
         return posixpath.normpath(posixpath.join(self.cwd, path))
 
+    def locate(self, raw: str, *, write: bool = False) -> tuple[str, str]:
+        """``(path to read or write, path to show)`` for the path a tool was given;
+        raises ``PathRefused`` where the tool may not go. Elsewhere than this machine
+        only the user's credential stores are refused for writing."""
+        path = self.resolve(raw)
+        if write:
+            refuse_credentials(PurePosixPath(path), PurePosixPath(self.home))
+        return path, path
+
 
 class LocalFiles(Files):
-    """This machine's disk (the file tools resolve and check these paths themselves)."""
+    """This machine's disk, as the session's sandbox policy lets the tools see it
+    (``FileAccess``): paths are resolved in the commands' view and checked."""
 
     is_local = True
 
-    def __init__(self, cwd: str, home: str):
+    def __init__(self, cwd: str, home: str, access: FileAccess):
         self.cwd = cwd
         self.home = home
+        self.access = access
+
+    def locate(self, raw: str, *, write: bool = False) -> tuple[str, str]:
+        place = self.access.locate(raw, Path(self.cwd))
+        (self.access.check_write if write else self.access.check_read)(place)
+        return str(place.real), str(place.shown)
 
     def info(self, path: str) -> FileInfo | None:
         try:
@@ -86,10 +102,10 @@ class LocalFiles(Files):
         return FileInfo(kind_of(found.st_mode), found.st_size, found.st_mode & 0o777)
 
     def read(self, path: str) -> bytes:
-        return Path(path).read_bytes()
+        return self.access.read(Located(Path(path), Path(path)))
 
     def write(self, path: str, data: bytes, mode: int) -> None:
-        atomic_write(Path(path), data.decode("utf-8"), mode=mode)
+        self.access.write(Located(Path(path), Path(path)), data, mode)
 
     def names(self, directory: str) -> list[str]:
         try:

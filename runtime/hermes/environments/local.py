@@ -9,11 +9,12 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes.config.schema import SandboxSettings
+from hermes.credentials import Secrets, command_environment
 from hermes.environments.base import BackgroundProcess, CommandResult, Environment
 from hermes.environments.files import Files, LocalFiles
 from hermes.environments.sandbox import Sandbox
@@ -68,12 +69,22 @@ class LocalEnvironment(Environment):
     kind = "local"
 
     def __init__(self, home: Home, cwd: str | None, timeout: float, environ: dict[str, str],
-                 sandbox: SandboxSettings | None = None):
+                 sandbox: SandboxSettings | None = None, secrets: Secrets | None = None,
+                 env_passthrough: Sequence[str] = ()):
         self.home = home
         self.cwd = Path(cwd).expanduser() if cwd else None
         self.timeout = timeout
         self.environ = environ
-        self.sandbox = Sandbox(home, sandbox or SandboxSettings(), environ)
+        secrets = secrets or Secrets(home.env_file, environ)
+        self.sandbox = Sandbox(home, sandbox or SandboxSettings(), environ,
+                               secret_files=list(secrets.origin.values()))
+        self.command_environ = home.child_env(
+            command_environment(environ, secrets, env_passthrough))
+        """What commands see: the runtime's environment without its secrets."""
+        self.session_id: str | None = None
+        """The session whose commands these are (its /tmp); None: of no session."""
+        self.results: Path | None = None
+        """The session's spilled tool results, which its file tools may read back."""
 
     def stop(self) -> None:
         self.sandbox.close()
@@ -83,11 +94,14 @@ class LocalEnvironment(Environment):
         moved.cwd = cwd
         return moved
 
+    def session(self, session_id: str, results: Path | None = None) -> Environment:
+        bound = copy.copy(self)
+        bound.session_id = session_id
+        bound.results = results
+        return bound
+
     def notice(self) -> str | None:
         return self.sandbox.notice()
-
-    def read_refusal(self, path: Path) -> str | None:
-        return self.sandbox.read_refusal(path)
 
     def failure_note(self, result: CommandResult) -> str | None:
         return self.sandbox.failure_note(result.exit_code, result.output,
@@ -96,8 +110,8 @@ class LocalEnvironment(Environment):
     def _start(self, command: str, stdout: Any) -> subprocess.Popen[bytes]:
         # A session of its own: a timeout or an interrupt kills the whole group.
         return self.sandbox.popen(
-            ["/bin/sh", "-c", command], self.cwd or Path.cwd(),
-            env=self.home.child_env(self.environ), stdout=stdout, stderr=subprocess.STDOUT,
+            ["/bin/sh", "-c", command], self.cwd or Path.cwd(), self.session_id,
+            env=self.command_environ, stdout=stdout, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True)
 
     def run(self, command: str, *, timeout: float | None = None,
@@ -139,7 +153,9 @@ class LocalEnvironment(Environment):
         return output.decode(errors="replace") if output else ""
 
     def files(self) -> Files:
-        return LocalFiles(str(self.cwd or Path.cwd()), os.path.expanduser("~"))
+        cwd = self.cwd or Path.cwd()
+        access = self.sandbox.file_access(cwd, self.session_id, self.results)
+        return LocalFiles(str(cwd), str(access.user_home), access)
 
     def spawn(self, command: str, *, log_path: Path) -> BackgroundProcess:
         private_dir(log_path.parent)

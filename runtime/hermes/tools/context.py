@@ -154,12 +154,13 @@ class ToolContext:
         """
         # Only a local environment's cwd is a path on this machine.
         env_cwd = getattr(environment, "cwd", None) if environment.kind == "local" else None
+        spill_dir = home.path / "tool_results" / re.sub(r"[^\w.-]", "_", session_id)
+        environment.attach(session_id)
         context = cls(
-            home=home, environment=environment, session_id=session_id,
-            cwd=cwd or (Path(env_cwd) if env_cwd else Path.cwd()),
-            spill_dir=home.path / "tool_results" / re.sub(r"[^\w.-]", "_", session_id),
+            home=home, environment=environment.session(session_id, spill_dir),
+            session_id=session_id, cwd=cwd or (Path(env_cwd) if env_cwd else Path.cwd()),
+            spill_dir=spill_dir,
             redact=build_redactor(home.env_file, environ, environment_files),
             user_home=Path(environ["HOME"]) if environ.get("HOME") else Path.home(),
         )
-        environment.attach(session_id)
         return replace(context, **options)

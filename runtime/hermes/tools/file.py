@@ -1,10 +1,10 @@
 """Toolset ``file``: ``read_file``, ``write_file`` and ``patch`` (``search_files`` is in search.py).
 
 They act where the execution environment runs commands (``targets.file_target``):
-locally, relative paths resolve against the context's cwd and writes go through
-``paths.check_writable`` (credentials, other profiles, this profile's runtime
-config are refused); in a sandbox the paths are the sandbox's. Writes are
-atomic and keep the file's permission bits.
+locally as the session's sandbox policy allows commands (they read what commands may
+read and write only where commands may write; never the Hermes root); in a sandbox
+or on a remote host the paths are that file system's. Writes are atomic and keep the
+file's permission bits.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ BINARY_SNIFF_BYTES = 8192
 def _existing_file(target: Target) -> Target:
     info = target.files.info(target.path)
     if info is not None and info.kind == "dir":
-        raise ToolError(f"{target.path} is a directory; use search_files to list its files")
+        raise ToolError(f"{target.shown} is a directory; use search_files to list its files")
     if info is None:
-        raise ToolError(f"{target.path} does not exist{_sibling_hint(target)}")
+        raise ToolError(f"{target.shown} does not exist{_sibling_hint(target)}")
     return target
 
 
@@ -45,12 +45,12 @@ def _sibling_hint(target: Target) -> str:
 
 def read_text(target: Target) -> str:
     """A text file's content; refuses huge, binary and non-UTF-8 files with advice."""
-    path, info = target.path, target.files.info(target.path)
+    path, info = target.shown, target.files.info(target.path)
     size = info.size if info else 0
     if size > MAX_READ_BYTES:
         raise ToolError(f"{path} is too large to read ({size // 1024 // 1024} MB); use "
                         "search_files to find the relevant lines, or terminal with head/sed -n")
-    data = target.files.read(path)
+    data = target.files.read(target.path)
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{path} looks like a binary file; inspect it with terminal "
                         "(file, xxd | head) instead")
@@ -63,7 +63,7 @@ def read_text(target: Target) -> str:
 @environment_errors
 def read_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
     target = file_target(args["path"], ctx)
-    path = target.path
+    path = target.shown
     lines = read_text(_existing_file(target)).splitlines()
     offset = args.get("offset", 1)
     limit = min(args.get("limit", DEFAULT_READ_LINES), MAX_READ_LINES)
@@ -95,17 +95,17 @@ def write_file(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
     target = file_target(args["path"], ctx, write=True)
     info = target.files.info(target.path)
     if info is not None and info.kind == "dir":
-        raise ToolError(f"{target.path} is a directory; give a file path")
+        raise ToolError(f"{target.shown} is a directory; give a file path")
     content: str = args["content"]
     _write(target, content)
-    return ok(path=target.path, created=info is None, bytes_written=len(content.encode()),
+    return ok(path=target.shown, created=info is None, bytes_written=len(content.encode()),
               lines=content.count("\n") + (0 if content.endswith("\n") or not content else 1))
 
 
 @environment_errors
 def patch(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
     target = file_target(args["path"], ctx, write=True)
-    path = target.path
+    path = target.shown
     old, new = args["old_string"], args["new_string"]
     if not old:
         raise ToolError("old_string is empty; give the exact text to replace")

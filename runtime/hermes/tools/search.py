@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from hermes.environments.files import Files
 from hermes.errors import ToolError
 from hermes.tools.base import ToolSpec, object_schema
 from hermes.tools.context import ToolContext
@@ -42,8 +43,14 @@ class Query:
     glob: str | None
     ignore_case: bool
     limit: int
-    hidden: Callable[[str], bool]
-    """Whether a real path is one the local sandbox hides from commands (skipped)."""
+    readable: Callable[[str], Path | None]
+    """Where a path of the commands' view really is, or None when the session's sandbox
+    policy does not let the tools read it (skipped)."""
+    shown: Path
+    """``root`` as the model sees it (differs under a private /tmp)."""
+    read: Callable[[str], bytes]
+    """A checked read (what was opened is judged again, so a link swapped in meanwhile
+    gains nothing)."""
 
 
 @environment_errors
@@ -54,11 +61,10 @@ def search_files(args: dict[str, Any], *, ctx: ToolContext, ripgrep: str | None,
         return sandbox_search(args, target, ctx.environment)
     root = Path(target.path)
     if not root.exists():
-        raise ToolError(f"{root} does not exist")
+        raise ToolError(f"{target.shown} does not exist")
     query = Query(args["pattern"], root, args.get("file_glob"), args.get("ignore_case", False),
                   max(1, min(args.get("limit", DEFAULT_LIMIT), MAX_LIMIT)),
-                  lambda path: ctx.environment.read_refusal(Path(os.path.realpath(path)))
-                  is not None)
+                  partial(_readable, target.files), Path(target.shown), target.files.read)
     engine = "ripgrep" if ripgrep else "python"
     if args.get("target", "content") == "files":
         found = _rg_files(query, ripgrep, ctx) if ripgrep else list(_walk_files(query))
@@ -70,6 +76,13 @@ def search_files(args: dict[str, Any], *, ctx: ToolContext, ripgrep: str | None,
              for p, n, t in matches[: query.limit]]
     return ok(matches=shown, count=len(shown), truncated=len(matches) > query.limit,
               engine=engine)
+
+
+def _readable(files: Files, shown: str) -> Path | None:
+    try:
+        return Path(files.locate(shown)[0])
+    except ToolError:
+        return None
 
 
 def _show(path: Path, cwd: Path) -> str:
@@ -91,9 +104,9 @@ def _rg(ripgrep: str, ctx: ToolContext, *options: str) -> tuple[list[str], str |
 def _rg_files(query: Query, ripgrep: str, ctx: ToolContext) -> list[str]:
     glob = "--iglob" if query.ignore_case else "--glob"
     lines, failure = _rg(ripgrep, ctx, "--files", "--sort", "path", glob, query.pattern, "--",
-                         str(query.root))
+                         str(query.shown))
     # The root is absolute, so file lines are too; diagnostics ("rg: ...") are not.
-    found = [line for line in lines if line.startswith("/") and not query.hidden(line)]
+    found = [line for line in lines if line.startswith("/") and query.readable(line)]
     if failure and not found:
         raise ToolError(f"search failed: {failure}")
     return found[: query.limit + 1]
@@ -104,12 +117,12 @@ def _rg_content(query: Query, ripgrep: str, ctx: ToolContext) -> list[tuple[str,
                "--max-count", str(query.limit + 1), "--max-columns", str(MAX_MATCH_CHARS)]
     options += ["--ignore-case"] if query.ignore_case else []
     options += ["--glob", query.glob] if query.glob else []
-    lines, failure = _rg(ripgrep, ctx, *options, "-e", query.pattern, "--", str(query.root))
+    lines, failure = _rg(ripgrep, ctx, *options, "-e", query.pattern, "--", str(query.shown))
     matches = []
     for line in lines:
         path, sep, rest = line.partition("\0")
         number, _, text = rest.partition(":")
-        if sep and number.isdigit() and not query.hidden(path):
+        if sep and number.isdigit() and query.readable(path):
             matches.append((path, int(number), text))
     if failure and not matches:
         raise ToolError(f"search failed: {failure}")
@@ -120,7 +133,7 @@ def _walk_files(query: Query) -> Iterator[str]:
     """Files under the root (sorted, hidden and dependency directories skipped)
     whose name matches the glob; stops after ``limit + 1``."""
     count = 0
-    for path in _walk(query.root, query.hidden):
+    for path, _ in _walk(query.shown, query.root, query.readable):
         name = path.name.lower() if query.ignore_case else path.name
         pattern = query.pattern.lower() if query.ignore_case else query.pattern
         if fnmatch.fnmatchcase(name, pattern):
@@ -130,24 +143,27 @@ def _walk_files(query: Query) -> Iterator[str]:
                 return
 
 
-def _walk(root: Path, hidden: Callable[[str], bool]) -> Iterator[Path]:
-    """Files under ``root`` in ripgrep's ``--sort path`` order (entries by name, depth
-    first), skipping hidden entries, dependency directories and what ``hidden`` says."""
+def _walk(shown: Path, root: Path, readable: Callable[[str], Path | None]
+          ) -> Iterator[tuple[Path, Path]]:
+    """``(shown path, real path)`` of the files under ``root`` (shown as ``shown``) in
+    ripgrep's ``--sort path`` order (entries by name, depth first), skipping hidden
+    entries, dependency directories and what the sandbox policy does not let be read
+    (a link is judged by where it leads in the commands' view)."""
     if root.is_file():
-        yield root
+        yield shown, root
         return
     try:
         entries = sorted(os.scandir(root), key=lambda entry: entry.name)
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith(".") or hidden(entry.path):
+        if entry.name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            if entry.name not in SKIPPED_DIRS:
-                yield from _walk(Path(entry.path), hidden)
-        elif entry.is_file():
-            yield Path(entry.path)
+            if entry.name not in SKIPPED_DIRS and readable(str(shown / entry.name)):
+                yield from _walk(shown / entry.name, Path(entry.path), readable)
+        elif (found := readable(str(shown / entry.name))) is not None and found.is_file():
+            yield shown / entry.name, found
 
 
 def _py_content(query: Query) -> list[tuple[str, int, str]]:
@@ -156,10 +172,10 @@ def _py_content(query: Query) -> list[tuple[str, int, str]]:
     except re.error as exc:
         raise ToolError(f"invalid regular expression {query.pattern!r}: {exc}") from exc
     matches: list[tuple[str, int, str]] = []
-    for path in _walk(query.root, query.hidden):
+    for path, found in _walk(query.shown, query.root, query.readable):
         if query.glob and not fnmatch.fnmatchcase(path.name, query.glob):
             continue
-        for number, line in _text_lines(path):
+        for number, line in _text_lines(found, query.read):
             if regex.search(line):
                 matches.append((str(path), number, line))
                 if len(matches) > query.limit:
@@ -167,13 +183,13 @@ def _py_content(query: Query) -> list[tuple[str, int, str]]:
     return matches
 
 
-def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+def _text_lines(path: Path, read: Callable[[str], bytes]) -> Iterator[tuple[int, str]]:
     """Numbered lines of a text file; binary, huge and unreadable files yield nothing."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return
-        data = path.read_bytes()
-    except OSError:
+        data = read(str(path))
+    except (OSError, ToolError):
         return
     if b"\0" in data[:8192]:
         return

@@ -1,10 +1,10 @@
 """Where a file tool's path argument points: a path in the execution environment.
 
-In ``local`` it is this machine's path, fully resolved and checked by
-``paths.check_readable``/``check_writable`` and against what the local sandbox
-hides from commands (``Environment.read_refusal``); in a sandbox or on a remote host it
-is that file system's path (relative to its working directory), and only its
-credential files are refused.
+The environment's ``Files`` resolves and checks it (``Files.locate``): in ``local``
+by the session's sandbox policy, the one commands run under (``environments/sandbox/
+access.py``), so the file tools read what commands may read and write only where they
+may write; in a sandbox or on a remote host it is that file system's path (relative to
+its working directory), and only its credential files are refused for writing.
 """
 
 from __future__ import annotations
@@ -17,19 +17,15 @@ from typing import Any
 from hermes.environments.files import Files
 from hermes.errors import SandboxError, ToolError
 from hermes.tools.context import ToolContext
-from hermes.tools.paths import (
-    PathRefused,
-    check_readable,
-    check_sandbox_writable,
-    check_writable,
-    resolve_path,
-)
 
 
 @dataclass(frozen=True)
 class Target:
     files: Files
     path: str
+    """Where ``files`` reads and writes it."""
+    shown: str
+    """The path as the model sees it (the commands' view)."""
 
 
 def file_target(raw: str, ctx: ToolContext, *, write: bool = False) -> Target:
@@ -37,20 +33,8 @@ def file_target(raw: str, ctx: ToolContext, *, write: bool = False) -> Target:
     if not raw.strip():
         raise ToolError("path is empty; give a file path")
     files = ctx.files or ctx.environment.files()
-    if files.is_local:
-        path = resolve_path(raw, ctx.cwd, ctx.user_home)
-        if write:
-            check_writable(path, ctx.home, ctx.user_home)
-        else:
-            check_readable(path, ctx.home)
-        refusal = ctx.environment.read_refusal(path)
-        if refusal is not None:  # what the sandbox hides from commands is not read here
-            raise PathRefused(refusal)
-        return Target(files, str(path))
-    resolved = files.resolve(raw)
-    if write:
-        check_sandbox_writable(resolved, files.home)
-    return Target(files, resolved)
+    path, shown = files.locate(raw, write=write)
+    return Target(files, path, shown)
 
 
 Handler = Callable[..., str]

@@ -14,6 +14,8 @@ class Backend(ABC):
     """Confines commands with one operating-system mechanism."""
 
     name: str
+    private_tmp = False
+    """Whether commands can be shown a directory of the session's own as /tmp."""
 
     @abstractmethod
     def problem(self) -> str | None:

@@ -1,33 +1,54 @@
 """bubblewrap (``bwrap``): each command in its own mount, pid (and, with ``network:
 off``, network) namespace. The root file system is mounted read-only; hidden
 directories become empty read-only ones and hidden files ``/dev/null``; the working
-directory and ``allow_write`` are bound writable; ``/tmp`` is a fresh tmpfs.
+directory and ``allow_write`` are bound writable (a directory holding a start-up file
+entry by entry, so the file stays read-only and cannot be made); ``/tmp`` is the
+session's own directory (a fresh tmpfs for a command of no session).
 
-bwrap sets ``PR_SET_NO_NEW_PRIVS`` and drops every capability, so a setuid binary
-cannot elevate; the process group is kept (no ``--new-session``) so a timeout or an
-interrupt still kills the command with everything it started.
+bwrap sets ``PR_SET_NO_NEW_PRIVS`` and, with ``--cap-drop ALL``, leaves no capability
+even to root, so neither a setuid binary nor ``mount`` can undo the hiding. Where the
+kernel has Landlock ABI ≥ 6 the command is started through the launcher with a ruleset
+that only scopes: the host's abstract Unix sockets (X11, some D-Bus buses) and signals
+stay out of reach. With ``network: off`` the socket files of the host outside the
+working directory are hidden too. The process group is kept (no ``--new-session``) so
+a timeout or an interrupt still kills the command with everything it started.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from hermes.environments.sandbox import landlock_sys as sys_
 from hermes.environments.sandbox.base import Backend
-from hermes.environments.sandbox.policy import SandboxPolicy
+from hermes.environments.sandbox.landlock import grants
+from hermes.environments.sandbox.launcher import find_perl, perl_command
+from hermes.environments.sandbox.policy import TMP, SandboxPolicy, within
 
 PROBE_TIMEOUT = 10.0
 SHELL = "/bin/sh"
 
 
+UNIX_SOCKETS = "/proc/net/unix"
+
+
 class Bubblewrap(Backend):
     name = "bubblewrap"
+    private_tmp = True
 
     def __init__(self, environ: Mapping[str, str]):
         self.executable = shutil.which("bwrap", path=environ.get("PATH") or os.defpath)
+        self.perl = find_perl(environ)
+        self._scope: int | None = None
+        """A Landlock ruleset that only scopes (abstract sockets, signals); None: the
+        kernel or the launcher cannot."""
+        self._lock = threading.Lock()
 
     def problem(self) -> str | None:
         if self.executable is None:
@@ -42,13 +63,33 @@ class Bubblewrap(Backend):
             said = done.stderr.decode(errors="replace").strip().splitlines()
             reason = said[0] if said else f"exit {done.returncode}"
             return f"bwrap cannot set up its namespaces here: {reason}"
+        if self.perl is not None:
+            self._scope = sys_.create_scope_ruleset(sys_.abi_version())
         return None
 
     def popen(self, argv: Sequence[str], policy: SandboxPolicy,
               **options: Any) -> subprocess.Popen[bytes]:
         assert self.executable is not None
-        return subprocess.Popen([self.executable, *arguments(policy), "--", *argv], **options)
+        head = [self.executable, *arguments(policy), "--"]
+        with self._lock:
+            if self._scope is None or self.perl is None:
+                return subprocess.Popen([*head, *argv], **options)
+            env = options.pop("env", None)
+            command, clean = perl_command(self.perl, self._scope, None, argv,
+                                          os.environ if env is None else env)
+            return subprocess.Popen([*head, *command], env=clean, pass_fds=(self._scope,),
+                                    **options)
 
+    def close(self) -> None:
+        with self._lock:
+            if self._scope is not None:
+                os.close(self._scope)
+                self._scope = None
+
+    @property
+    def scoped(self) -> bool:
+        """Whether abstract Unix sockets and signals are scoped to the sandbox."""
+        return self._scope is not None
 
     def setup_failed(self, exit_code: int, output: str) -> bool:
         # bwrap re-reads the mount table while it binds /: a mount that comes or goes
@@ -56,16 +97,22 @@ class Bubblewrap(Backend):
         return exit_code == 1 and output.startswith("bwrap: ") and output.count("\n") <= 1
 
     def limits(self, policy: SandboxPolicy) -> list[str]:
-        return ["hidden directories look empty and hidden files empty",
-                "the machine's /tmp is not visible: commands get an empty one of their own "
-                "(a working directory, allow_write entry or PATH directory under /tmp stays "
-                "visible)",
-                "Unix sockets in visible paths (an ssh agent, D-Bus) can still be reached"]
+        notes = ["hidden directories look empty and hidden files empty",
+                 "the machine's /tmp is not visible: each session gets one of its own, which "
+                 "the file tools see as /tmp too (a working directory, allow_write entry or "
+                 "PATH directory under /tmp stays visible)"]
+        if policy.network:
+            notes.append("Unix socket files in visible paths (an ssh agent, D-Bus) can be "
+                         "reached")
+            if not self.scoped:
+                notes.append("the host's abstract Unix sockets (X11, some D-Bus buses) can "
+                             "be reached: scoping them needs Landlock ABI ≥ 6 and perl")
+        return notes
 
 
 def _namespaces(*, network: bool) -> list[str]:
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--unshare-pid", "--die-with-parent"]
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+            "--die-with-parent", "--cap-drop", "ALL"]
     return args if network else [*args, "--unshare-net"]
 
 
@@ -73,15 +120,59 @@ def arguments(policy: SandboxPolicy) -> list[str]:
     """bwrap's options for ``policy``; later mounts cover earlier ones, so the hidden
     paths come after the writable ones (a Hermes root inside the workspace stays hidden)."""
     args = _namespaces(network=policy.network)
+    args += ["--tmpfs", "/tmp"] if policy.tmp is None else ["--bind", str(policy.tmp), "/tmp"]
     readable = [*policy.programs, *([policy.cwd] if policy.cwd not in policy.writable else [])]
     for path in readable:  # read-only: a working directory or PATH entry in /tmp stays
         args += ["--ro-bind", str(path), str(path)]
-    for path in policy.writable:
-        if path.is_dir():
-            args += ["--bind", str(path), str(path)]
+    for path in _writable(policy):
+        args += ["--bind", str(path), str(path)]
     for path in policy.existing_hidden():
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
+    if not policy.network:
+        for socket in unix_sockets(policy):
+            args += ["--ro-bind", "/dev/null", socket]
     return [*args, "--chdir", str(policy.cwd)]
+
+
+def _writable(policy: SandboxPolicy) -> Iterator[Path]:
+    """What is bound writable: each writable directory, or, where start-up files lie in
+    it, its entries one by one around them (its own entries cannot then be made)."""
+    for root in policy.writable:
+        if not root.is_dir():
+            continue
+        if not any(within(path, root) for path in policy.protected):
+            yield root
+            continue
+        for path in grants(root, policy.protected, {}):
+            if os.path.lexists(path) and not os.path.islink(path):
+                yield path
+
+
+def unix_sockets(policy: SandboxPolicy) -> list[str]:
+    """The host's listening socket files outside the working directory (and not already
+    hidden): with the network off, commands reach none of them."""
+    try:
+        with open(UNIX_SOCKETS, encoding="utf-8", errors="surrogateescape") as table:
+            lines = table.read().splitlines()[1:]
+    except OSError:
+        return []
+    hidden = policy.hidden_paths()
+    found = []
+    for line in lines:
+        fields = line.split(None, 7)
+        path = fields[7] if len(fields) == 8 else ""
+        if not path.startswith("/") or within(Path(path), policy.cwd) or any(
+                within(Path(path), entry) for entry in hidden):
+            continue
+        if within(Path(path), TMP) and not any(  # the private /tmp does not show it
+                within(Path(path), base) for base in (*policy.writable, *policy.programs)):
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                found.append(path)
+        except OSError:
+            continue
+    return list(dict.fromkeys(found))

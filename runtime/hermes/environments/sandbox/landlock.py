@@ -31,8 +31,9 @@ from hermes.environments.sandbox.seccomp import Program, families, native_arch
 
 READ = sys_.EXECUTE | sys_.READ_FILE | sys_.READ_DIR
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
-           "/dev/pts", "/dev/ptmx", "/dev/shm")
-"""Writable in every mode: what shells and tools write to besides files."""
+           "/dev/pts", "/dev/ptmx")
+"""Writable in every mode: what shells and tools write to besides files. Not the host's
+``/dev/shm``: other programs' shared memory lives there."""
 CACHED_RULESETS = 8
 PROBE_TIMEOUT = 10.0
 Stamps = dict[Path, tuple[int, int]]
@@ -84,12 +85,14 @@ class Landlock(Backend):
             return subprocess.Popen(command, env=clean, pass_fds=(ruleset.fd,), **options)
 
     def limits(self, policy: SandboxPolicy) -> list[str]:
-        notes = ["directory listings stay readable everywhere (names, not contents)"]
-        hidden = policy.hidden_paths()
+        notes = ["directory listings stay readable everywhere (names, not contents)",
+                 "the machine's /dev/shm is read-only: POSIX shared memory and semaphores "
+                 "(Python's multiprocessing) fail"]
+        kept_out = [*policy.hidden_paths(), *policy.protected]
         for root in [*policy.writable, Path("/tmp")]:
-            if any(within(path, root) and path != root for path in hidden):
-                notes.append(f"{root} holds a hidden path: its entries are granted one by "
-                             f"one, so nothing new can be made directly in it")
+            if any(within(path, root) and path != root for path in kept_out):
+                notes.append(f"{root} holds a hidden path or a start-up file: its entries are "
+                             f"granted one by one, so nothing new can be made directly in it")
         if native_arch() is None:
             notes.append("no seccomp filter for this CPU: Unix sockets stay open"
                          + ("" if policy.network or self.abi >= 4 else ", and the network"))
@@ -140,8 +143,9 @@ class _Ruleset:
         for path in grants(Path("/"), hidden, self.stamps):
             _grant(self.fd, path, READ)
         roots = [*policy.writable, *([Path("/tmp")] if policy.mode == "workspace-write" else [])]
+        kept_out = [*hidden, *policy.protected]  # start-up files keep only the read grant
         for root in roots:
-            for path in grants(root, hidden, self.stamps):
+            for path in grants(root, kept_out, self.stamps):
                 _grant(self.fd, path, everything)
         for device in DEVICES:
             _grant(self.fd, Path(device), everything)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 from functools import cache
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
@@ -18,6 +19,9 @@ RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+CAPSET = {"x86_64": 126, "aarch64": 91}
+CAPABILITY_VERSION_3 = 0x20080522
 
 # Filesystem rights (LANDLOCK_ACCESS_FS_*), by the ABI that introduced them.
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -69,6 +73,16 @@ def fs_rights(abi: int) -> int:
     return FS_BY_ABI.get(abi, FS_BY_ABI[5])
 
 
+def create_scope_ruleset(abi: int) -> int | None:
+    """A ruleset that only scopes (ABI ≥ 6): abstract Unix sockets and signals reach no
+    process outside the sandbox; None when the kernel cannot."""
+    if abi < 6:
+        return None
+    attr = RulesetAttr(0, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    return _check(_libc().syscall(CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(24),
+                                  ctypes.c_uint32(0)), "landlock_create_ruleset")
+
+
 def create_ruleset(abi: int, *, block_tcp: bool) -> int:
     """A new ruleset handling every right the ABI knows (denied unless a rule grants it);
     its file descriptor (close-on-exec)."""
@@ -86,9 +100,19 @@ def add_path_rule(ruleset: int, fd: int, rights: int) -> None:
                            ctypes.c_uint32(0)), "landlock_add_rule")
 
 
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
 class Restrictor:
     """Confines the calling process by a finished ruleset; made in the parent, called in
-    the child (``preexec_fn``): no new privileges, then the ruleset, then the filter."""
+    the child (``preexec_fn``): no new privileges, then the ruleset, then the filter,
+    then no capabilities (as the launcher does)."""
 
     def __init__(self, ruleset: int, seccomp_program: object | None):
         libc = _libc()
@@ -97,6 +121,9 @@ class Restrictor:
         self._ruleset = ruleset
         self._program = seccomp_program
         self._no_flags = ctypes.c_uint32(0)
+        self._capset = CAPSET.get(platform.machine())
+        self._header = CapHeader(CAPABILITY_VERSION_3, 0)
+        self._none = (CapData * 2)()
 
     def __call__(self) -> None:
         _check(self._prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
@@ -105,3 +132,7 @@ class Restrictor:
         if self._program is not None:
             _check(self._prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._program, 0, 0),
                    "seccomp filter")
+        self._prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+        if self._capset is not None:
+            _check(self._syscall(self._capset, ctypes.byref(self._header),
+                                 ctypes.byref(self._none)), "capset")

@@ -9,17 +9,35 @@ server's children) each confine their commands by their own profile.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.config.schema import SandboxSettings
+from hermes.environments.sandbox.mounts import aliases, read_mounts
 from hermes.errors import SandboxUnavailable
 from hermes.home import Home
 
 CREDENTIAL_STORES = (".ssh", ".aws", ".config/gcloud", ".kube", ".docker/config.json",
-                     ".netrc", ".git-credentials")
-"""Under the user's home: what commands never read, whatever the config says."""
+                     ".netrc", ".git-credentials", ".gnupg", ".pgpass", ".pypirc", ".npmrc",
+                     ".azure", ".config/gh", ".config/hub", ".cargo/credentials",
+                     ".cargo/credentials.toml", ".local/share/keyrings",
+                     ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json")
+"""Under the user's home: what commands and the file tools never read (while the
+sandbox is on) and never write, whatever the config says."""
+SERVICE_CREDENTIALS = ("/run/secrets",)
+START_UP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                  ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc",
+                  ".kshrc", ".mkshrc", ".inputrc", ".xprofile", ".xinitrc", ".xsession",
+                  ".xsessionrc", ".pam_environment", ".gitconfig", ".config/git",
+                  ".config/fish", ".config/nushell", ".config/autostart",
+                  ".config/environment.d", ".config/systemd", ".config/plasma-workspace",
+                  ".local/share/systemd", ".local/bin", ".ssh/rc", ".hushlogin")
+"""Under the user's home: what runs code when the user next logs in, opens a shell, starts
+a desktop or runs git (a shell's start-up files, autostart entries, user units, git's
+hooks and pager settings, ``~/.local/bin`` on PATH). Commands and file tools never
+change them, not even with the home as working directory, unless ``allow_write`` names
+one of them (or something inside it)."""
 DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 """A command that reaches the docker daemon can mount anything: root on this machine."""
 SETTING = "environment.local.sandbox"
@@ -33,6 +51,9 @@ class Hidden:
     path: Path
     """Its real path (symlinks resolved)."""
     why: str
+    hermes: bool = False
+    """Part of the Hermes root (changed only by the tools that validate, scan and
+    record)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,12 @@ class SandboxPolicy:
     """Directories of ``PATH`` under /tmp (a virtualenv's whole tree for its ``bin``):
     readable although bubblewrap gives commands a /tmp of their own, so the programs
     the user runs (a project's virtualenv made in /tmp) are still found."""
+    protected: tuple[Path, ...] = ()
+    """Start-up files inside a writable directory: readable, never written (they may
+    not exist yet: then nothing may create them)."""
+    tmp: Path | None = Path("/tmp")
+    """The real directory commands see as ``/tmp`` (a session's own under bubblewrap);
+    None: an empty one of the command's own."""
 
     def hidden_paths(self) -> list[Path]:
         return [entry.path for entry in self.hidden]
@@ -85,10 +112,12 @@ def within(path: Path, base: Path) -> bool:
 
 
 def build_policy(home: Home, settings: SandboxSettings, cwd: Path,
-                 environ: Mapping[str, str]) -> SandboxPolicy:
-    """The policy for a command of ``home`` run in ``cwd``; refuses a working directory
-    or ``allow_write`` entry the sandbox would hide."""
-    hidden = _hidden(home, settings, environ)
+                 environ: Mapping[str, str], tmp: Path | None = TMP,
+                 secret_files: Sequence[Path] = ()) -> SandboxPolicy:
+    """The policy for a command of ``home`` run in ``cwd`` that sees ``tmp`` as /tmp
+    (None: an empty one of its own); ``secret_files`` are hidden too. Refuses a working
+    directory or ``allow_write`` entry the sandbox would hide."""
+    hidden = _hidden(home, settings, environ, secret_files)
     workdir = real(cwd)
     _refuse_hidden(workdir, hidden, f"the working directory {cwd}",
                    "work in a directory outside it (environment.cwd)")
@@ -98,8 +127,23 @@ def build_policy(home: Home, settings: SandboxSettings, cwd: Path,
         _refuse_hidden(path, hidden, f"{SETTING}.allow_write: {entry}",
                        "remove it from allow_write")
         writable.append(path)
+    kept = tuple(dict.fromkeys(writable))
     return SandboxPolicy(settings.mode, settings.network == "on", workdir, tuple(hidden),
-                         tuple(dict.fromkeys(writable)), _programs(environ))
+                         kept, _programs(environ), _protected(settings, environ, kept), tmp)
+
+
+def _protected(settings: SandboxSettings, environ: Mapping[str, str],
+               writable: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The start-up files inside ``writable``, but those ``allow_write`` names."""
+    named = [real(expand(entry, environ)) for entry in settings.allow_write]
+    base = real(user_home(environ))
+    found = []
+    for name in START_UP_FILES:
+        path = base / name
+        if any(within(path, root) for root in writable) and not any(
+                within(entry, path) for entry in named):
+            found.append(path)
+    return tuple(found)
 
 
 def _programs(environ: Mapping[str, str]) -> tuple[Path, ...]:
@@ -115,21 +159,47 @@ def _programs(environ: Mapping[str, str]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _hidden(home: Home, settings: SandboxSettings, environ: Mapping[str, str]) -> list[Hidden]:
-    found = [Hidden(real(home.root), "the Hermes root: every profile's home"),
-             Hidden(real(home.path), "this profile's home")]
-    found += unreadable(settings, environ)
+def _hidden(home: Home, settings: SandboxSettings, environ: Mapping[str, str],
+            secret_files: Sequence[Path]) -> list[Hidden]:
+    found = [*hermes_roots(home, environ), *unreadable(settings, environ)]
+    found += [Hidden(real(path), "a secrets file of this profile (secrets.environment_files)")
+              for path in secret_files]
     found += [Hidden(real(Path(sock)), "the docker daemon's socket") for sock in _sockets(environ)]
-    return _outermost(found)
+    return _outermost(found + _aliases(found))
+
+
+def hermes_roots(home: Home, environ: Mapping[str, str]) -> list[Hidden]:
+    """The Hermes root, this home, and the user's default root (``~/.hermes``, every
+    profile of the user's own, when this runtime's root is elsewhere)."""
+    return [Hidden(real(home.root), "the Hermes root: every profile's home", hermes=True),
+            Hidden(real(home.path), "this profile's home", hermes=True),
+            Hidden(real(user_home(environ) / ".hermes"), "the user's default Hermes root",
+                   hermes=True)]
+
+
+def _aliases(entries: list[Hidden]) -> list[Hidden]:
+    """Each hidden path again where another mount of its file system shows it."""
+    mounts = read_mounts()
+    return [Hidden(Path(alias), f"{entry.path} mounted again here ({entry.why})", entry.hermes)
+            for entry in entries for alias in aliases(str(entry.path), mounts)]
 
 
 def unreadable(settings: SandboxSettings, environ: Mapping[str, str]) -> list[Hidden]:
-    """The credential stores and ``deny_read``: what commands cannot see, and what the
-    file tools refuse while the sandbox is on (``Sandbox.read_refusal``)."""
+    """The credential stores and ``deny_read``: what neither commands nor the file tools
+    can read while the sandbox is on."""
     base = user_home(environ)
     found = [Hidden(real(base / name), "credential store") for name in CREDENTIAL_STORES]
+    found += [Hidden(real(Path(path)), "the machine's service credentials")
+              for path in _service_credentials(environ)]
     return found + [Hidden(real(expand(entry, environ)), f"{SETTING}.deny_read")
                     for entry in settings.deny_read]
+
+
+def _service_credentials(environ: Mapping[str, str]) -> list[str]:
+    """Docker's and Kubernetes' secrets directory, and systemd's ``LoadCredential=``
+    directory of this service."""
+    credentials = environ.get("CREDENTIALS_DIRECTORY", "")
+    return [*SERVICE_CREDENTIALS, *([credentials] if credentials.startswith("/") else [])]
 
 
 def _sockets(environ: Mapping[str, str]) -> list[str]:

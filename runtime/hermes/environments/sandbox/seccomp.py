@@ -2,10 +2,10 @@
 
 Landlock has no say over connecting to a Unix socket (the warm server of another
 profile, the docker daemon) or over UDP, so the filter refuses to create Unix
-sockets, and with ``network: off`` internet sockets too (EACCES, "Permission
-denied"). It also refuses io_uring (which could open sockets past the filter) and
-system calls of a foreign ABI (32-bit entry points on a 64-bit kernel), whose
-numbers the filter does not check.
+sockets, and with ``network: off`` every socket (internet, raw, packet, netlink,
+...: EACCES, "Permission denied"). It also refuses io_uring (which could open sockets
+past the filter) and system calls of a foreign ABI (32-bit entry points on a 64-bit
+kernel), whose numbers the filter does not check.
 """
 
 from __future__ import annotations
@@ -50,20 +50,26 @@ def native_arch() -> Arch | None:
     return ARCHES.get(platform.machine())
 
 
-def families(*, network: bool) -> tuple[int, ...]:
-    """Socket families a confined command may not create."""
-    return (AF_UNIX,) if network else (AF_UNIX, AF_INET, AF_INET6)
+def families(*, network: bool) -> tuple[int, ...] | None:
+    """Socket families a confined command may not create; None: no socket at all."""
+    return (AF_UNIX,) if network else None
 
 
-def instructions(arch: Arch, denied: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
-    """The BPF program as (code, jump if true, jump if false, k) tuples."""
+def instructions(arch: Arch, denied: tuple[int, ...] | None
+                 ) -> list[tuple[int, int, int, int]]:
+    """The BPF program as (code, jump if true, jump if false, k) tuples; ``denied``
+    None refuses every ``socket`` call."""
     deny_all = (_RET_K, 0, 0, RET_ERRNO | errno.EPERM)
     head = [(_LD_W_ABS, 0, 0, OFFSET_ARCH), (_JEQ_K, 1, 0, arch.audit), deny_all,
             (_LD_W_ABS, 0, 0, OFFSET_NR)]
     if arch.x32:
         head += [(_JGE_K, 0, 1, X32_BIT), deny_all]
-    checks = [(_JEQ_K, 0, 1, arch.io_uring_setup), (_RET_K, 0, 0, RET_ERRNO | errno.ENOSYS),
-              (_JEQ_K, 0, len(denied) + 1, arch.socket), (_LD_W_ABS, 0, 0, OFFSET_ARG0)]
+    checks = [(_JEQ_K, 0, 1, arch.io_uring_setup), (_RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
+    if denied is None:
+        checks += [(_JEQ_K, 1, 0, arch.socket), (_RET_K, 0, 0, RET_ALLOW),
+                   (_RET_K, 0, 0, RET_ERRNO | errno.EACCES)]
+        return head + checks
+    checks += [(_JEQ_K, 0, len(denied) + 1, arch.socket), (_LD_W_ABS, 0, 0, OFFSET_ARG0)]
     # Each family test jumps to the EACCES return just past the allow.
     tests = [(_JEQ_K, len(denied) - index, 0, family) for index, family in enumerate(denied)]
     tail = [(_RET_K, 0, 0, RET_ALLOW), (_RET_K, 0, 0, RET_ERRNO | errno.EACCES)]
@@ -73,7 +79,7 @@ def instructions(arch: Arch, denied: tuple[int, ...]) -> list[tuple[int, int, in
 class Program:
     """A built filter; ``pointer`` is what ``PR_SET_SECCOMP`` takes (kept alive here)."""
 
-    def __init__(self, arch: Arch, denied: tuple[int, ...]):
+    def __init__(self, arch: Arch, denied: tuple[int, ...] | None):
         code = instructions(arch, denied)
         self._filters = (SockFilter * len(code))(*(SockFilter(*item) for item in code))
         self._fprog = SockFprog(len(code), self._filters)

@@ -8,7 +8,9 @@ policy is built from the runtime's home, settings and environment.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from hermes.config.schema import SandboxSettings
+from hermes.environments.sandbox.access import FileAccess
 from hermes.environments.sandbox.base import Backend
 from hermes.environments.sandbox.policy import (
     SETTING,
+    TMP,
     SandboxPolicy,
     build_policy,
-    unreadable,
-    within,
+    user_home,
 )
 from hermes.errors import SandboxError, SandboxUnavailable
 from hermes.home import Home
@@ -31,6 +34,9 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt install bubblewrap; NixO
                 "pkgs.bubblewrap) or use Linux ≥ 5.13 with Landlock")
 DENIED = re.compile(r"permission denied|read-only file system|operation not permitted",
                     re.IGNORECASE)
+SESSION_TMPS = 64
+"""Sessions whose /tmp a runtime keeps (a gateway serves many; a one-shot one): the
+least recently used one beyond goes, and all go when the runtime closes."""
 NO_NETWORK = re.compile(r"network is unreachable|connection refused|resolv|name or service "
                         r"not known|could not connect", re.IGNORECASE)
 
@@ -80,12 +86,18 @@ def choose(settings: SandboxSettings, environ: Mapping[str, str]) -> Choice:
 class Sandbox:
     """Starts one runtime's local commands under its sandbox settings."""
 
-    def __init__(self, home: Home, settings: SandboxSettings, environ: Mapping[str, str]):
+    def __init__(self, home: Home, settings: SandboxSettings, environ: Mapping[str, str],
+                 secret_files: Sequence[Path] = ()):
         self.home = home
         self.settings = settings
         self.environ = environ
+        self.secret_files = tuple(secret_files)
+        """The profile's ``secrets.environment_files``: hidden like credential stores."""
         self._choice: Choice | None = None
         self._lock = threading.Lock()
+        self._tmp: dict[str, Path] = {}
+        """Each session's own /tmp (bubblewrap), by session id, least recently used
+        first."""
 
     def choice(self) -> Choice:
         with self._lock:
@@ -93,39 +105,59 @@ class Sandbox:
                 self._choice = choose(self.settings, self.environ)
             return self._choice
 
-    def policy(self, cwd: Path) -> SandboxPolicy:
-        return build_policy(self.home, self.settings, cwd, self.environ)
+    def policy(self, cwd: Path, session: str | None = None) -> SandboxPolicy:
+        """The policy of a command of ``session`` (None: of no session) run in ``cwd``."""
+        return build_policy(self.home, self.settings, cwd, self.environ, self.tmp(session),
+                            self.secret_files)
 
-    def popen(self, argv: Sequence[str], cwd: Path, **options: Any) -> subprocess.Popen[bytes]:
-        """Start ``argv`` in ``cwd``, confined (``options`` as for ``Popen``)."""
+    def tmp(self, session: str | None) -> Path | None:
+        """What ``session``'s commands see as /tmp: under bubblewrap a directory of the
+        session's own, which the file tools see there too (None without a session: an
+        empty one per command); elsewhere the machine's."""
+        backend = self.choice().backend
+        if backend is None or not backend.private_tmp:
+            return TMP
+        if session is None:
+            return None
+        with self._lock:
+            path = self._tmp.pop(session, None)
+            if path is None or not path.is_dir():
+                path = Path(tempfile.mkdtemp(prefix=f"hermes-{self.home.name}-tmp-")).resolve()
+            self._tmp[session] = path
+            stale = list(self._tmp)[:-SESSION_TMPS]
+        for old in stale:
+            self._drop_tmp(old)
+        return path
+
+    def _drop_tmp(self, session: str) -> None:
+        with self._lock:
+            path = self._tmp.pop(session, None)
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def file_access(self, cwd: Path, session: str | None,
+                    results: Path | None = None) -> FileAccess:
+        """What the file tools of ``session`` may read and write (the commands' policy;
+        ``results``: the session's spilled tool results, readable too)."""
+        policy = None if self.settings.mode == "off" else self.policy(cwd, session)
+        return FileAccess(self.home, user_home(self.environ), policy, results)
+
+    def popen(self, argv: Sequence[str], cwd: Path, session: str | None = None,
+              **options: Any) -> subprocess.Popen[bytes]:
+        """Start ``argv`` in ``cwd`` for ``session``, confined (``options`` as for
+        ``Popen``)."""
         choice = self.choice()
         if choice.error:
             raise SandboxUnavailable(choice.error)
         if choice.backend is None:
             return subprocess.Popen(argv, cwd=cwd, **options)
-        policy = self.policy(cwd)
+        policy = self.policy(cwd, session)
         for path in policy.writable[1:]:  # allow_write entries are created when missing
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             return choice.backend.popen(argv, policy, cwd=cwd, **options)
         except subprocess.SubprocessError as exc:  # the child could not confine itself
             raise SandboxError(f"{choice.name} could not confine the command: {exc}") from exc
-
-    def read_refusal(self, path: Path) -> str | None:
-        """Why the file tools must not touch the real ``path``: commands cannot see it
-        (a credential store, or ``deny_read``), so the tools do not read it either;
-        None when it is fine or the sandbox is off."""
-        if self.settings.mode == "off":
-            return None
-        for entry in unreadable(self.settings, self.environ):
-            if within(path, entry.path):
-                fix = (f"the user can remove it from {SETTING}.deny_read"
-                       if entry.why.endswith("deny_read") else "only the user can lift this")
-                return (f"{path} is inside {entry.path} ({entry.why}), which the local "
-                        f"sandbox hides from commands ({SETTING}.mode is "
-                        f"{self.settings.mode}), so the file tools refuse it too; {fix}, "
-                        f"or set {SETTING}.mode=off")
-        return None
 
     def setup_failed(self, exit_code: int, output: str) -> bool:
         """Whether the sandbox itself failed before the command started (so it can be
@@ -176,3 +208,5 @@ class Sandbox:
         choice = self._choice
         if choice is not None and choice.backend is not None:
             choice.backend.close()
+        for session in list(self._tmp):
+            self._drop_tmp(session)
