@@ -66,7 +66,7 @@ def compose_config(
     layers = load_layers(home, environ, profile_text=profile_text)
     requested = normalise_toolsets(env_overrides(environ) + cli_overrides(list(overrides)),
                                    lambda: available_options(layers, "toolsets"))
-    cache = ComposeCache(home) if profile_text is None else None
+    cache = ComposeCache(home, environ) if profile_text is None else None
     raw, sources, key = _from_cache(cache, layers, requested)
     if raw is None and hydra_in_child:
         from hermes.config.isolated import call_in_child
