@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +29,17 @@ ENV_VALUE = "sk-live-envfile-secret-value"
 KEY_BODY = "private-key-body-secret"
 
 
-@pytest.fixture
 def secrets(user_home: Path) -> Path:
     """The user's ``~/.netrc``, ``~/project/.env`` and ``~/.ssh/id_test``."""
-    (user_home / ".netrc").write_text(NETRC)
+    put(user_home, ".netrc", NETRC)
     put(user_home, "project/.env", f"OPENAI_API_KEY={ENV_VALUE}\n")
     put(user_home, ".ssh/id_test", f"-----BEGIN KEY-----\n{KEY_BODY}\n-----END KEY-----\n")
     return user_home
+
+
+@pytest.fixture(name="secrets")
+def secrets_fixture(user_home: Path) -> Path:
+    return secrets(user_home)
 
 
 def linked_skill(directory: Path, name: str, user_home: Path) -> Path:
@@ -50,21 +59,49 @@ def linked_skill(directory: Path, name: str, user_home: Path) -> Path:
     return skill
 
 
+@pytest.fixture
+def base() -> Iterator[Path]:
+    """A directory an ordinary user may be given (pytest's are root's, 0700)."""
+    path = Path(tempfile.mkdtemp(prefix="hermes-links-", dir="/var/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def oneshot(base: Path, environ: dict[str, str], user: str, *args: str
+            ) -> subprocess.CompletedProcess[str]:
+    """``hermes ARGS`` in a subprocess, as root or (everything under ``base`` given to
+    it) as ``nobody``."""
+    prefix: list[str] = []
+    if user == "nobody":
+        for path in [base, *base.rglob("*")]:
+            os.lchown(path, 65534, 65534)
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    return subprocess.run([*prefix, sys.executable, "-m", "hermes", *args], env=environ,
+                          capture_output=True, text=True, timeout=120, cwd=base)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs as root and as nobody")
+@pytest.mark.parametrize("user", ["root", "nobody"])
 def test_skill_view_refuses_links_out_and_the_secret_never_reaches_the_model(
-        hermes_subprocess, root: Path, user_home: Path, secrets: Path, tmp_path: Path) -> None:
+        base: Path, user: str) -> None:
+    user_home = base / "user"
+    root = user_home / ".hermes"
+    secrets(user_home)
     linked_skill(root / "skills", "net-helper", user_home)
-    team = tmp_path / "team"  # skills.directories names it through a link
+    team = base / "team"  # skills.directories names it through a link
     linked_skill(team, "team-helper", user_home)
-    (tmp_path / "team-link").symlink_to(team, target_is_directory=True)
-    outside = put(tmp_path, "elsewhere/SKILL.md", skill_md("sneaky", NETRC.strip()))
+    (base / "team-link").symlink_to(team, target_is_directory=True)
+    outside = put(base, "elsewhere/SKILL.md", skill_md("sneaky", NETRC.strip()))
     (root / "skills" / "sneaky").mkdir(parents=True)
     (root / "skills" / "sneaky" / "SKILL.md").symlink_to(outside)
     out = ("references/creds.md", "references/up.md", "references/hop.md", "assets/.netrc")
     inside = ("references/alias.md", "references/back.md", "docs/api.md")
+    environ = {"HOME": str(user_home), "PATH": os.environ["PATH"], "LANG": "C.UTF-8",
+               "HERMES_NO_DAEMON": "1"}
     with FakeLLM() as llm:
         write_fake_provider(root, llm.openai_base_url)
         config = yaml.safe_load((root / "config.yaml").read_text())
-        config["skills"] = {"directories": [str(tmp_path / "team-link")]}
+        config["skills"] = {"directories": [str(base / "team-link")]}
         (root / "config.yaml").write_text(yaml.safe_dump(config))
         calls = [ToolCall("skill_view", {"name": skill, "file": file})
                  for skill in ("net-helper", "team-helper") for file in (*out, *inside)]
@@ -80,7 +117,7 @@ def test_skill_view_refuses_links_out_and_the_secret_never_reaches_the_model(
                                        "file_path": "assets/planted.md",
                                        "file_content": "x"})]),
                  Reply(text="done"))
-        proc = hermes_subprocess("-z", "log in to the example API")
+        proc = oneshot(base, environ, user, "-z", "log in to the example API")
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "done\n"
         views = [json.loads(str(r.content)) for r in llm.requests[1].tool_results]

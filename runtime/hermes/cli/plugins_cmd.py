@@ -34,6 +34,8 @@ def _warn(line: str) -> None:
 def list_plugins(ctx: typer.Context) -> None:
     """Every plugin found (home, plugins.directories, project, packages, bundled), with
     whether it loads."""
+    from hermes.plugins.discovery import shadow_refusal
+
     plugins = _plugins(ctx)
     discovery = plugins.discovery()
     for problem in discovery.problems:
@@ -44,6 +46,8 @@ def list_plugins(ctx: typer.Context) -> None:
     for hidden, winner in discovery.shadowed:
         out(f"  {hidden.key} from {hidden.source} ({hidden.where}) is shadowed by the "
             f"{winner.source} one")
+    for plugin, kept in discovery.refused:
+        out(f"  {shadow_refusal(plugin, kept)}")
     enabled = sum(1 for row in rows if row[1].startswith("enabled"))
     out(f"\n{len(rows)} plugin{'s' if len(rows) != 1 else ''}, {enabled} enabled; plugins are "
         "opt-in: `hermes plugins enable NAME`")
@@ -56,12 +60,15 @@ def _table(rows: list[tuple[str, ...]]) -> str:
 
 
 @app.command("enable")
-def enable(ctx: typer.Context, name: str = typer.Argument(..., help="The plugin's name.")
-           ) -> None:
+def enable(ctx: typer.Context, name: str = typer.Argument(..., help="The plugin's name."),
+           source: str | None = typer.Option(
+               None, "--source", help="The one from this source (home, directory, project, "
+                                      "entrypoint) where several sources have NAME: it then "
+                                      "replaces the others (plugins.allow_shadow).")) -> None:
     """Load NAME from the next session on; asks for its missing variables at a terminal
     (they go to the profile's .env), else refuses naming them."""
     plugins = _plugins(ctx)
-    found, state_ = plugins.enable(name, _ask if sys.stdin.isatty() else None)
+    found, state_ = plugins.enable(name, _ask if sys.stdin.isatty() else None, source)
     out(f"enabled {found.key} {found.manifest.version}".rstrip() +
         f" ({found.source}); new sessions load it (restart a running gateway)")
     if state_ is not None and state_.status == "loaded":
@@ -90,19 +97,38 @@ def install(
     source: str = typer.Argument(..., help="A directory, a git URL (#subdir picks one "
                                            "inside), or a Python package (pip:SPEC)."),
     enable_: bool = typer.Option(False, "--enable", help="Enable it right away."),
-    force: bool = typer.Option(False, "--force", help="Replace an installed plugin of the "
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask about scan findings "
+                                                        "(they still need --force)."),
+    force: bool = typer.Option(False, "--force", help="Install despite scan findings, and "
+                                                      "replace an installed plugin of the "
                                                       "same name."),
 ) -> None:
-    """Install a plugin into this profile (a package: into Hermes' environment)."""
+    """Install a plugin into this profile (a package: into Hermes' environment). A
+    directory or git plugin is scanned first, as skills are; findings are shown and need
+    your yes at a terminal, else --force."""
     from hermes.plugins.install import install as install_plugin
 
     st = state(ctx)
-    name, record = install_plugin(st.home(), source, force=force)
+    scanned: list[str] = []
+
+    def review(plugin: str, findings: list[Any]) -> None:
+        from hermes.cli.skills_install import consent, show_findings
+
+        scanned.append(f"{len(findings)} finding(s)" if findings else "scan: clean")
+        if findings:
+            out(f"  {plugin} ({scanned[-1]})")
+            show_findings(findings)
+            nobody_asked = yes or force or not sys.stdin.isatty()
+            consent([plugin], nobody_asked, force, f"install plugin {plugin}",
+                    what="nothing installed")
+
+    name, record = install_plugin(st.home(), source, force=force, review=review)
     commit = f" at {record['commit'][:12]}" if record.get("commit") else ""
+    scan = f" ({scanned[0]})" if scanned else ""
     out(f"installed {name} {record.get('version') or ''}".rstrip() + f" from "
-        f"{record['source']}{commit}")
+        f"{record['source']}{commit}{scan}")
     if enable_:
-        enable(ctx, name)
+        enable(ctx, name, None)
     else:
         out(f"enable it with `hermes plugins enable {name}`")
 

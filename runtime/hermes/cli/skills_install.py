@@ -38,8 +38,8 @@ def run_install(store: SkillsStore, source: str, category: str | None, *, yes: b
             raise UserError(f"{source}: no skill there can be installed (see above)")
         _refuse_replacing(ready, force)
         flagged = [c for c in ready if c.findings]
-        _consent(flagged, yes, force, f"install {_count(ready)}",
-                 what="nothing installed")
+        consent([c.name for c in flagged], yes, force, f"install {_count(ready)}",
+                what="nothing installed")
         for candidate in ready:
             skill = install(store, candidate, fetched)
             out(f"installed {skill.name} in {skill.path}")
@@ -52,10 +52,10 @@ def _describe(candidate: Candidate) -> None:
     state = f"{len(candidate.findings)} finding(s)" if candidate.findings else "scan: clean"
     replaces = f"; replaces {candidate.replaces.path}" if candidate.replaces else ""
     out(f"  {candidate.name} → skills/{candidate.target} ({state}{replaces})")
-    _findings(candidate.findings)
+    show_findings(candidate.findings)
 
 
-def _findings(findings: Sequence[Finding]) -> None:
+def show_findings(findings: Sequence[Finding]) -> None:
     for finding in findings:
         out(f"      ! {finding}")
 
@@ -68,11 +68,12 @@ def _refuse_replacing(ready: Sequence[Candidate], force: bool) -> None:
                         "replace them")
 
 
-def _consent(flagged: Sequence[Candidate], yes: bool, force: bool, question: str,
-             what: str) -> None:
-    """Ask (or take --yes); findings need --force when nobody is asked."""
+def consent(flagged: Sequence[str], yes: bool, force: bool, question: str,
+            what: str) -> None:
+    """Ask (or take --yes); findings (in the ``flagged`` names) need --force when nobody
+    is asked. Also ``hermes plugins install``'s."""
     if flagged and yes and not force:
-        raise UserError(f"the scan found problems in {', '.join(c.name for c in flagged)} "
+        raise UserError(f"the scan found problems in {', '.join(flagged)} "
                         f"(listed above); {what} — pass --force to go ahead anyway")
     if yes:
         return
@@ -122,9 +123,9 @@ def _update_one(store: SkillsStore, name: str, entry: LockEntry, fetched: Fetche
     sys.stdout.writelines(tree_diff(current, new, name))
     if content_hash(current) != entry.hash:
         out(f"note: {name} was changed here since it was installed; updating replaces that")
-    _findings(candidate.findings)
-    _consent([candidate] if candidate.findings else [], yes, force, f"update {name}",
-             what=f"{name} not updated")
+    show_findings(candidate.findings)
+    consent([name] if candidate.findings else [], yes, force, f"update {name}",
+            what=f"{name} not updated")
     apply_update(store, name, candidate, fetched)
     out(f"updated {name}")
 
@@ -147,7 +148,7 @@ def run_audit(store: SkillsStore) -> bool:
         note = "; changed since installed" if drift else ""
         verdict = f"! {len(findings)} finding(s)" if findings else "✓ clean"
         out(f"{skill.name} ({skill.origin}): {verdict}{note}")
-        _findings(findings)
+        show_findings(findings)
         for finding in scanned:
             if finding.note:
                 out(f"      note: {finding}")

@@ -36,6 +36,23 @@ MemoryProviderName = Annotated[str, AfterValidator(_builtin_or_plugin("factstore
 """An entry of ``memory.providers``: a built-in provider, or ``plugin:NAME``."""
 
 
+SHADOWING_SOURCES = ("home", "directory", "project", "entrypoint")
+"""Plugin sources that come before another (``plugins/discovery.py``), so may shadow."""
+
+
+def _check_shadow_consent(value: str) -> str:
+    source, _, name = value.partition(":")
+    if source in SHADOWING_SOURCES and name and not any(c.isspace() for c in name):
+        return value
+    raise PydanticCustomError("as_written", "'{value}': expected SOURCE:NAME with SOURCE "
+                              "one of {known}, e.g. project:tool-log",
+                              {"value": value, "known": one_of(SHADOWING_SOURCES)})
+
+
+ShadowConsent = Annotated[str, AfterValidator(_check_shadow_consent)]
+"""An entry of ``plugins.allow_shadow``."""
+
+
 class PluginsConfig(Section):
     """Which plugins a runtime loads, and where it finds them besides the home's own
     ``plugins/``."""
@@ -53,6 +70,12 @@ class PluginsConfig(Section):
     project: bool = False
     """Also find plugins in ``.hermes/plugins/`` of the working directory (a repository's
     own plugins; they still need enabling). Only for repositories you trust."""
+    allow_shadow: list[ShadowConsent] = Field(default_factory=list)
+    """``SOURCE:NAME`` entries (``project:tool-log``): the plugin NAME found in SOURCE
+    (``home``, ``directory``, ``project`` or ``entrypoint``) may replace an enabled plugin
+    of the same name from a later source. Without it such a plugin is skipped with a
+    warning and the other one loads (``hermes plugins enable NAME --source SOURCE`` adds
+    the entry)."""
     hook_timeout: float = Field(10.0, gt=0)
     """Seconds one plugin hook callback may take; a slower one is skipped (one on
     ``pre_tool_call`` blocks the call instead)."""

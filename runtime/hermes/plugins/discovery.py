@@ -1,7 +1,12 @@
 """Where a home's plugins are found, read from their manifests without importing them.
 
 Sources, searched in this order; the first plugin of a name wins and the others are
-reported as shadowed:
+reported as shadowed — except that a plugin never replaces an enabled plugin of another
+source without the user's consent naming its source (``plugins.allow_shadow:
+[project:tool-log]``, which ``hermes plugins enable tool-log --source project`` writes):
+without it, it is skipped with a warning naming both (``refused``) and the later one
+loads, so a cloned repository's ``.hermes/plugins/tool-log`` cannot take the bundled
+one's place:
 
 1. ``home`` — ``$HERMES_HOME/plugins/<name>/`` or ``<category>/<name>/`` (one level
    of category, no deeper);
@@ -60,12 +65,19 @@ class Found:
         return str(self.path) if self.path else f"entry point {self.entry_point}"
 
 
+MayShadow = Callable[[Found, Found], bool]
+"""Whether a plugin may replace a later one of its key (``PluginSettings.may_shadow``)."""
+
+
 @dataclass
 class Discovery:
     found: list[Found] = field(default_factory=list)
     """The plugins in effect, one per key, in discovery order."""
     shadowed: list[tuple[Found, Found]] = field(default_factory=list)
     """``(plugin, the one that wins over it)``."""
+    refused: list[tuple[Found, Found]] = field(default_factory=list)
+    """``(plugin, the enabled one it may not replace)``: it came first, but nobody
+    consented to it shadowing a plugin of another source (``plugins.allow_shadow``)."""
     problems: list[str] = field(default_factory=list)
     """Broken manifests, one line each (file, key, fix)."""
 
@@ -96,8 +108,10 @@ class Sources:
             yield "project", self.project
 
 
-def discover(sources: Sources, debug: Debug | None = None) -> Discovery:
-    """Every plugin of ``sources``, first of a key winning."""
+def discover(sources: Sources, debug: Debug | None = None,
+             may_shadow: MayShadow | None = None) -> Discovery:
+    """Every plugin of ``sources``: of one key, the first that ``may_shadow`` every later
+    one wins (by default simply the first)."""
     say = debug or (lambda _line: None)
     found: list[Found] = []
     problems: list[str] = []
@@ -108,16 +122,37 @@ def discover(sources: Sources, debug: Debug | None = None) -> Discovery:
     if sources.bundled is not None:
         found += scan_directory("bundled", sources.bundled, problems, say)
     discovery = Discovery(problems=problems)
-    winners: dict[str, Found] = {}
+    groups: dict[str, list[Found]] = {}
     for plugin in found:
-        if plugin.key in winners:
-            discovery.shadowed.append((plugin, winners[plugin.key]))
-            say(f"{plugin.key} ({plugin.source}, {plugin.where}): shadowed by the "
-                f"{winners[plugin.key].source} plugin of that name")
-            continue
-        winners[plugin.key] = plugin
-        discovery.found.append(plugin)
+        groups.setdefault(plugin.key, []).append(plugin)
+    winners = {key: _winner(group, may_shadow or (lambda _p, _h: True), discovery, say)
+               for key, group in groups.items()}
+    discovery.found = [plugin for plugin in found if winners[plugin.key] is plugin]
     return discovery
+
+
+def _winner(group: list[Found], may_shadow: MayShadow, discovery: Discovery,
+            say: Debug) -> Found:
+    """The plugin of one key that loads; the others go to ``shadowed`` or ``refused``."""
+    chosen = next(plugin for index, plugin in enumerate(group)
+                  if all(may_shadow(plugin, later) for later in group[index + 1:]))
+    for plugin in group:
+        if plugin is chosen:
+            continue
+        before = group.index(plugin) < group.index(chosen)
+        (discovery.refused if before else discovery.shadowed).append((plugin, chosen))
+        say(f"{plugin.key} ({plugin.source}, {plugin.where}): " + (
+            f"may not replace the enabled {chosen.source} one (plugins.allow_shadow)"
+            if before else f"shadowed by the {chosen.source} plugin of that name"))
+    return chosen
+
+
+def shadow_refusal(plugin: Found, kept: Found) -> str:
+    """The warning for a plugin of ``Discovery.refused``: both sources and the consent."""
+    return (f"plugin {plugin.key} from {plugin.source} ({plugin.where}) is not loaded: it "
+            f"would replace the enabled {kept.source} plugin of that name ({kept.where}); "
+            f"to load it instead, run `hermes plugins enable {plugin.key} --source "
+            f"{plugin.source}` (plugins.allow_shadow: [{plugin.source}:{plugin.key}])")
 
 
 def scan_directory(kind: SourceKind, root: Path, problems: list[str], say: Debug,

@@ -4,7 +4,9 @@ It discovers the home's plugins, loads the enabled ones the first time something
 asks for what they registered (a chat, the gateway; never ``hermes profile list``),
 and runs their slash commands and ``dispatch_tool`` calls. A plugin is loaded only
 if ``plugins.enabled`` names it, ``plugins.disabled`` does not (that always wins)
-and its ``requires_env`` variables are set. A plugin whose import or ``register``
+and its ``requires_env`` variables are set; of one name, a plugin never replaces an
+enabled one from another source without ``plugins.allow_shadow`` (``discovery.py``: it is
+skipped with a warning and never imported). A plugin whose import or ``register``
 raises is skipped: its traceback goes to ``logs/plugins.log``, one warning line to
 standard error, and the runtime keeps working. ``HERMES_PLUGINS_DEBUG=1`` prints
 discovery and loading in detail.
@@ -23,7 +25,14 @@ from typing import Any
 
 from hermes.agent.events import HookBus
 from hermes.home import Home
-from hermes.plugins.discovery import BUNDLED_DIR, Discovery, Found, Sources, discover
+from hermes.plugins.discovery import (
+    BUNDLED_DIR,
+    Discovery,
+    Found,
+    Sources,
+    discover,
+    shadow_refusal,
+)
 from hermes.plugins.index import write_index
 from hermes.plugins.registrations import PluginRecord, PluginState, Registrations
 from hermes.plugins.settings import PluginSettings
@@ -88,7 +97,8 @@ class PluginHost:
     def discovery(self) -> Discovery:
         with self._lock:
             if self._discovery is None:
-                self._discovery = discover(self.sources(), self.debug)
+                self._discovery = discover(self.sources(), self.debug,
+                                           self.settings.may_shadow)
                 if self.debug and not self.settings.project:
                     self.debug("project plugins: off (plugins.project: false)")
             return self._discovery
@@ -116,6 +126,8 @@ class PluginHost:
             events=HookBus(self.settings.hook_timeout, self.logger))
         for problem in discovery.problems:
             self._warning(f"plugin skipped: {problem}")
+        for plugin, kept in discovery.refused:
+            self._warning(shadow_refusal(plugin, kept))
         for found in discovery.found:
             state = self._skip_reason(found) or self._load_one(found, registrations)
             registrations.states.append(state)

@@ -5,8 +5,12 @@ A source is a directory holding ``plugin.yaml``, a git URL (``https://``,
 directory of the repository), or a Python package (``pip:SPEC``, or a bare name
 that is neither) installed into the environment Hermes runs in, where its
 ``hermes_agent.plugins`` entry point makes it a plugin. Directory and git plugins are
-copied whole into ``$HERMES_HOME/plugins/<name>/``. ``plugins/.lock.json`` (0600)
-records where each came from: the source, and for git the commit.
+scanned as skills are (``skills/guard.py``: injected text, dangerous shell, Python that
+sends credentials or the whole environment away, links leading out; the caller decides
+on findings), then copied whole into ``$HERMES_HOME/plugins/<name>/`` (links leading out
+of it are not copied). A package is not scanned: pip builds and installs it. ``plugins/
+.lock.json`` (0600) records where each came from: the source, and for git the commit; a
+lock that cannot be read is refused, never rewritten.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes.errors import ManifestError, PluginError
 from hermes.fsutil import atomic_write, private_dir
@@ -25,18 +30,22 @@ from hermes.home import Home
 from hermes.plugins.discovery import ENTRY_POINT_GROUP
 from hermes.plugins.manifest import PluginManifest, manifest_file, read_manifest
 
+if TYPE_CHECKING:
+    from hermes.skills.guard import Finding
+
+Review = Callable[[str, "list[Finding]"], None]
+"""Shown a plugin's name and what the scan found before it is copied; raises to refuse."""
+
 LOCK_FILE = ".lock.json"
 PIP_TIMEOUT = 600
 
 
 def read_lock(home: Home) -> dict[str, dict[str, Any]]:
-    """Install records by plugin name (an unreadable lock reads as empty)."""
-    try:
-        data = json.loads((home.plugins_dir / LOCK_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    plugins = data.get("plugins") if isinstance(data, dict) else None
-    return {str(k): v for k, v in (plugins or {}).items() if isinstance(v, dict)}
+    """Install records by plugin name (none without a lock); a lock that cannot be read is
+    refused naming it (``UserError``), so nothing writes over it."""
+    from hermes.skills.lockfile import read_lock_records
+
+    return read_lock_records(home.plugins_dir / LOCK_FILE, "plugins")
 
 
 def _write_lock(home: Home, entries: dict[str, dict[str, Any]]) -> None:
@@ -56,10 +65,22 @@ def is_pip(source: str) -> bool:
                 or "/" in source or Path(source).expanduser().exists())
 
 
-def install(home: Home, source: str, *, force: bool = False) -> tuple[str, dict[str, Any]]:
-    """Install from ``source``; the plugin's name and its lock record."""
+def refuse_findings(name: str, findings: list[Finding]) -> None:
+    """The ``review`` of callers nobody is asked in: any finding refuses."""
+    if findings:
+        raise PluginError(f"the scan found problems in {name}: {findings[0]}; nothing "
+                          "installed")
+
+
+def install(home: Home, source: str, *, force: bool = False,
+            review: Review = refuse_findings) -> tuple[str, dict[str, Any]]:
+    """Install from ``source``; the plugin's name and its lock record. A directory or git
+    plugin is scanned like a skill (``skills/guard.py``) and ``review`` sees the findings
+    before anything is copied (it raises to refuse)."""
+    read_lock(home)  # an unreadable lock is refused before anything changes
     if is_pip(source):
         return install_package(home, source.removeprefix("pip:"))
+    from hermes.skills.guard import scan_tree
     from hermes.skills.install import Source, fetch
 
     with fetch(Source.parse(source)) as fetched:
@@ -68,6 +89,7 @@ def install(home: Home, source: str, *, force: bool = False) -> tuple[str, dict[
         if target.exists() and not force:
             raise PluginError(f"plugin {manifest.name} is already installed in {target}; "
                               "nothing installed — pass --force to replace it")
+        review(manifest.name, scan_tree(fetched.root, unit="plugin", skip=_not_copied))
         _copy(fetched.root, target)
         record = {"source": fetched.source.text, "kind": "git" if fetched.commit else "path",
                   "commit": fetched.commit, "version": manifest.version,
@@ -92,11 +114,18 @@ def check_plugin_dir(directory: Path, source: str) -> PluginManifest:
     return manifest
 
 
+def _not_copied(rel: str) -> bool:
+    return any(part in (".git", "__pycache__") for part in rel.split("/"))
+
+
 def _copy(source: Path, target: Path) -> None:
-    """Copy the plugin whole (no VCS data) beside ``target``, then swap it in."""
+    """Copy the plugin whole (no VCS data, no link leading out of it) beside ``target``,
+    then swap it in."""
+    from hermes.skills.links import copy_tree
+
     private_dir(target.parent)
     staging = target.with_name(f".installing-{target.name}-{time.monotonic_ns()}")
-    shutil.copytree(source, staging, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+    copy_tree(source, staging, skip=_not_copied)
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)

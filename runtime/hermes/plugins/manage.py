@@ -6,7 +6,10 @@ always wins, and which a read-only system layer may hold too). Enabling checks t
 plugin's ``requires_env`` first: the caller asks for missing values at a terminal
 (they go to the profile's ``.env``), else the plugin is refused with the list and
 nothing is written. Then the plugin is loaded once, which records its CLI commands
-(``index``) and shows at once whether its ``register`` works.
+(``index``) and shows at once whether its ``register`` works. ``enable NAME --source
+SOURCE`` picks NAME's plugin from SOURCE where several sources have one, and consents to
+it replacing the others (``plugins.allow_shadow``); without that consent a plugin never
+replaces an enabled one of another source.
 """
 
 from __future__ import annotations
@@ -75,9 +78,12 @@ class Plugins:
     def missing_env(self, found: Found) -> list[EnvVar]:
         return [var for var in found.manifest.requires_env if not self.secrets.get(var.name)]
 
-    def enable(self, name: str, ask: Ask | None) -> tuple[Found, Any]:
-        """Enable ``name`` (see the module docstring); the plugin and how it loaded."""
-        found = self.find(name)
+    def enable(self, name: str, ask: Ask | None, source: str | None = None
+               ) -> tuple[Found, Any]:
+        """Enable ``name`` (see the module docstring); the plugin and how it loaded. With
+        ``source``, the plugin of that name from that source, which then may replace the
+        others of its name (``plugins.allow_shadow``)."""
+        found = self.find(name) if source is None else self.find_in(name, source)
         self._refuse_system_disable(found)
         missing = self.missing_env(found)
         if missing and ask is None:
@@ -89,8 +95,32 @@ class Plugins:
             self._save_env(var, ask)  # type: ignore[arg-type]
         enabled = [*[n for n in self.settings.enabled if n not in found.names], found.key]
         disabled = [n for n in self._profile_list("disabled") if n not in found.names]
-        self._write({"enabled": enabled, "disabled": disabled})
-        return found, self._load(found)
+        lists = {"enabled": enabled, "disabled": disabled}
+        if source is not None:
+            lists["allow_shadow"] = self._consents(found)
+        self._write(lists)
+        return self._load(found)
+
+    def _consents(self, found: Found) -> list[str]:
+        """The profile's ``plugins.allow_shadow`` with ``found``'s source as the one of its
+        name (the bundled plugins come last: they need no consent)."""
+        others = [entry for entry in self._profile_list("allow_shadow")
+                  if entry.partition(":")[2] not in found.names]
+        return others + ([f"{found.source}:{found.key}"] if found.source != "bundled" else [])
+
+    def find_in(self, name: str, source: str) -> Found:
+        """The plugin ``name`` from ``source``, shadowed or not; ``PluginError`` naming the
+        sources that have it."""
+        discovery = self.discovery()
+        every = [*discovery.found, *(p for p, _ in discovery.refused),
+                 *(p for p, _ in discovery.shadowed)]
+        named = [f for f in every if name in f.names]
+        found = next((f for f in named if f.source == source), None)
+        if found is None:
+            have = ", ".join(dict.fromkeys(f.source for f in named)) or "no source"
+            raise PluginError(f"no plugin {name} from {source}; {name} is found in: {have} "
+                              "(`hermes plugins list` shows where)")
+        return found
 
     def disable(self, name: str) -> str:
         """Put ``name`` in ``plugins.disabled`` (an unknown name too: it stays blocked);
@@ -138,9 +168,12 @@ class Plugins:
                    if names or self._profile_list(key)}
         set_paths(self.home, changes, self.environ)
 
-    def _load(self, found: Found) -> Any:
+    def _load(self, found: Found) -> tuple[Found, Any]:
         """Load the enabled plugins as a runtime would (indexing their CLI commands);
-        how ``found`` fared."""
+        the plugin of ``found``'s key that loads (another source's, when ``found`` may
+        not replace it) and how it fared."""
         self.settings = layered_plugin_settings(self.home, self.environ)
-        registrations = self.host(self.settings).registrations()
-        return next((s for s in registrations.states if s.key == found.key), None)
+        host = self.host(self.settings)
+        registrations = host.registrations()
+        loaded = host.discovery().get(found.key) or found
+        return loaded, next((s for s in registrations.states if s.key == found.key), None)

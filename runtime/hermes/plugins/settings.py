@@ -16,8 +16,9 @@ from typing import Any
 
 from hermes.errors import ConfigError
 from hermes.home import Home
+from hermes.plugins.discovery import Found
 
-LIST_KEYS = ("enabled", "disabled", "directories")
+LIST_KEYS = ("enabled", "disabled", "directories", "allow_shadow")
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,17 @@ class PluginSettings:
     """``plugins.directories``, relative ones resolved against the home."""
     project: bool = False
     hook_timeout: float = 10.0
+    allow_shadow: tuple[str, ...] = ()
+    """``plugins.allow_shadow``: ``SOURCE:NAME`` of plugins that may replace an enabled
+    plugin of their name from another source."""
 
     @classmethod
     def from_config(cls, home: Home, section: Any) -> PluginSettings:
         """From a composed config's ``plugins`` section."""
         return cls(tuple(section.enabled), tuple(section.disabled),
                    tuple(home.path / Path(d).expanduser() for d in section.directories),
-                   bool(section.project), float(section.hook_timeout))
+                   bool(section.project), float(section.hook_timeout),
+                   tuple(section.allow_shadow))
 
     def is_disabled(self, *names: str) -> bool:
         return any(name in self.disabled for name in names)
@@ -45,6 +50,14 @@ class PluginSettings:
         """Named in ``enabled`` and in no ``disabled`` (which always wins)."""
         return not self.is_disabled(*names) and any(name in self.enabled for name in names)
 
+    def may_shadow(self, plugin: Found, hidden: Found) -> bool:
+        """Whether ``plugin`` may replace ``hidden`` (same key, later source): always
+        within one kind of source or when ``hidden`` is not enabled, else only with
+        ``plugins.allow_shadow`` naming ``plugin``'s source."""
+        if plugin.source == hidden.source or not self.is_enabled(*hidden.names):
+            return True
+        return any(f"{plugin.source}:{name}" in self.allow_shadow for name in plugin.names)
+
 
 def layered_plugin_settings(home: Home, environ: Mapping[str, str]) -> PluginSettings:
     """The merged ``plugins`` section of the config layers (see the module docstring)."""
@@ -52,7 +65,8 @@ def layered_plugin_settings(home: Home, environ: Mapping[str, str]) -> PluginSet
     return PluginSettings(
         tuple(merged.get("enabled") or ()), tuple(merged.get("disabled") or ()),
         tuple(home.path / Path(d).expanduser() for d in merged.get("directories") or ()),
-        merged.get("project") is True, float(merged.get("hook_timeout") or 10.0))
+        merged.get("project") is True, float(merged.get("hook_timeout") or 10.0),
+        tuple(merged.get("allow_shadow") or ()))
 
 
 def layered_hooks(home: Home, environ: Mapping[str, str]) -> dict[str, list[Any]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,16 +90,20 @@ def scan_content(file: str, data: bytes, *, notes: bool = False) -> list[Finding
     return findings
 
 
-def scan_tree(directory: Path, *, notes: bool = False) -> list[Finding]:
-    """Findings in every file of a skill's directory: content, sizes, links leading out of
-    it (and the notes with ``notes``). A link staying inside is no finding: what it
-    points at is scanned where it is."""
+def scan_tree(directory: Path, *, notes: bool = False, unit: str = "skill",
+              skip: Callable[[str], bool] = lambda _rel: False) -> list[Finding]:
+    """Findings in every file of a skill's directory (or a plugin's: ``unit`` names it):
+    content, sizes, links leading out of it (and the notes with ``notes``); what ``skip``
+    names (a relative path that is not copied) is left out. A link staying inside is no
+    finding: what it points at is scanned where it is."""
     findings: list[Finding] = []
     total = count = 0
     for entry in tree(directory):
         rel = entry.rel
+        if skip(rel):
+            continue
         if entry.kind == "outside":
-            findings.append(Finding(rel, "symlink", "leads outside the skill; not copied"))
+            findings.append(Finding(rel, "symlink", f"leads outside the {unit}; not copied"))
         elif entry.kind == "file":
             data = entry.path.read_bytes()
             total, count = total + len(data), count + 1
