@@ -86,14 +86,15 @@ def _extends_span(text: str, target: str) -> tuple[int, int] | None:
 def hermes_command() -> str:
     """The absolute command that runs this installation's ``hermes``, for scripts that
     must work without it on PATH: the running console script, else the one installed
-    beside the interpreter, else ``python -m hermes``."""
+    beside the interpreter, else ``python -P -m hermes`` (``-P``: not the directory the
+    alias runs in first on ``sys.path``)."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name == "hermes" and argv0.is_file():
         return shlex.quote(str(argv0.resolve()))
     beside = Path(sys.executable).parent / "hermes"
     if beside.is_file() and os.access(beside, os.X_OK):
         return shlex.quote(str(beside))
-    return f"{shlex.quote(sys.executable)} -m hermes"
+    return f"{shlex.quote(sys.executable)} -P -m hermes"
 
 
 def alias_script(profile: str) -> str:

@@ -107,17 +107,20 @@ def connect(home: Home) -> socket.socket | None:
 
 
 def start_server(home: Home, environ: Mapping[str, str]) -> Any:
-    """``hermes daemon serve`` for ``home``, detached, its output in ``logs/daemon.log``."""
+    """``hermes daemon serve`` for ``home``, detached, its output in ``logs/daemon.log``;
+    in ``/`` with ``python -P`` (``hermes.python_child``): nothing in the home is importable.
+    Each command brings its own directory and environment."""
     import subprocess  # only when a server must be started: the common path skips it
 
     from hermes.fsutil import private_dir
+    from hermes.python_child import NEUTRAL_CWD, python_argv, python_environ
 
     private_dir(home.logs_dir)
     log = os.open(home.logs_dir / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "hermes", "daemon", "serve"],
-            env={**environ, "HERMES_HOME": str(home.path)}, cwd=home.path,
+            python_argv("hermes", "daemon", "serve"),
+            env=python_environ(home.child_env(environ)), cwd=NEUTRAL_CWD,
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     finally:
         os.close(log)

@@ -2,7 +2,7 @@
 servers running between the commands the server runs.
 
 The warm server forks a child per command, and a child's servers would die with it.
-So the first command that needs MCP starts ``python -m hermes.mcp.broker HOME PID``
+So the first command that needs MCP starts ``python -P -m hermes.mcp.broker HOME PID``
 beside the server (``PID``), which holds the connections (``pool.Servers``, keyed by
 what each server is, so commands configured alike share one) and answers on
 ``run/mcp-PID.sock`` (0600, same user only). It exits, stopping the servers, once that
@@ -32,6 +32,7 @@ from hermes.daemon import wire
 from hermes.home import Home
 from hermes.mcp.base import CallResult, Listing, McpClient
 from hermes.mcp.spec import ServerSpec
+from hermes.python_child import NEUTRAL_CWD, python_argv, python_environ
 
 START_WAIT = 60.0
 """Seconds a command waits for a new broker's socket (it imports the SDK first)."""
@@ -138,8 +139,8 @@ class BrokerClient(McpClient):
 def spawn_broker(home: Home, environ: Mapping[str, str], server_pid: int) -> None:
     """Start a broker beside the warm server ``server_pid`` (a second one exits at once)."""
     subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "hermes.mcp.broker", str(home.path), str(server_pid)],
-        env=home.child_env(environ), cwd=home.path, start_new_session=True,
+        python_argv("hermes.mcp.broker", str(home.path), str(server_pid)),
+        env=python_environ(home.child_env(environ)), cwd=NEUTRAL_CWD, start_new_session=True,
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
