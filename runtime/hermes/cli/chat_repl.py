@@ -13,6 +13,7 @@ from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
 from hermes.agent.transcript import discard_if_unanswered
 from hermes.cli.chat_learning import LearnedNotices, answering
+from hermes.environments.sandbox.policy import home_workspace_note
 from hermes.errors import UserError
 from hermes.hints import command, for_profile
 from hermes.models.types import StreamCallbacks, ToolCall
@@ -203,6 +204,9 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     prompt = ChatPrompt(runtime.home.path / ".chat_history")
     sys.stdout.write(f"hermes · {agent.model.model} · session {agent.session_id[:8]} · "
                      "/help for commands\n")
+    if agent.ctx.environment.kind == "local" and (
+            note := home_workspace_note(agent.ctx.cwd, {"HOME": str(agent.ctx.user_home)})):
+        sys.stderr.write(f"note: {note}\n")
     if while_typing is not None:
         while_typing()
     while True:

@@ -11,7 +11,7 @@ from typing import Any
 from hermes.credentials import secret_hint
 from hermes.doctor.base import Check, Status
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
-from hermes.doctor.sandbox import check_sandbox
+from hermes.doctor.sandbox import check_sandbox, check_workspace
 from hermes.errors import ConfigError
 from hermes.home import Home
 
@@ -91,7 +91,7 @@ def _environment(env: Any, home: Home, environ: Mapping[str, str], offline: bool
         return _ssh(env.ssh, offline)
     return [Check("environment", "ok", f"local: commands run on this machine in "
                   f"{env.cwd or 'the current directory'}"),
-            check_sandbox(home, environ, env.local.sandbox)]
+            check_sandbox(home, environ, env.local.sandbox), *check_workspace(env, environ)]
 
 
 def _ssh(settings: Any, offline: bool) -> list[Check]:

@@ -35,5 +35,10 @@ class Backend(ABC):
         """What this backend leaves open or does differently (``sandbox explain``)."""
         return []
 
+    def reach(self, policy: SandboxPolicy) -> dict[str, str]:
+        """What a command holds and can reach besides files (``sandbox explain``):
+        ``capabilities`` and ``sockets``."""
+        return {}
+
     def close(self) -> None:
         """Release what was kept between commands."""

@@ -86,6 +86,22 @@ class Bubblewrap(Backend):
                 os.close(self._scope)
                 self._scope = None
 
+    def reach(self, policy: SandboxPolicy) -> dict[str, str]:
+        if not policy.network:
+            hidden = len(unix_sockets(policy))
+            sockets = (f"no network: a namespace of its own (its abstract Unix sockets are "
+                       f"its own); the host's {hidden} listening socket files outside the "
+                       f"working directory are hidden")
+        elif self.scoped:
+            sockets = ("Unix socket files in visible paths can be reached; the host's "
+                       "abstract Unix sockets and processes (signals) cannot (Landlock "
+                       "scoping)")
+        else:
+            sockets = ("Unix socket files in visible paths and the host's abstract Unix "
+                       "sockets can be reached (scoping needs Landlock ABI ≥ 6 and perl)")
+        return {"capabilities": "none, even as root (bwrap --cap-drop ALL, no new "
+                                "privileges)", "sockets": sockets}
+
     @property
     def scoped(self) -> bool:
         """Whether abstract Unix sockets and signals are scoped to the sandbox."""

@@ -7,18 +7,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes.credentials import Secrets, command_environment
 from hermes.environments.sandbox.policy import SETTING
 from hermes.environments.sandbox.service import INSTALL_HINT, Sandbox
 from hermes.errors import SandboxUnavailable
 from hermes.hints import command
 from hermes.home import Home
 
-TMP = {"bubblewrap": "private to each command: empty at its start, discarded after",
+TMP = {"bubblewrap": "private to each session: a directory of its own that the file "
+                     "tools see as /tmp too",
        "landlock": "the machine's own /tmp"}
 
 
-def describe(sandbox: Sandbox, cwd: Path) -> dict[str, Any]:
-    """The confinement of a command run now in ``cwd``, as plain data."""
+def describe(sandbox: Sandbox, cwd: Path,
+             environment: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
+    """The confinement of a command run now in ``cwd``, as plain data; ``environment``:
+    the names withheld from commands and those passed through anyway."""
     choice = sandbox.choice()
     settings = sandbox.settings
     found: dict[str, Any] = {"mode": settings.mode, "backend": choice.name,
@@ -38,9 +42,11 @@ def describe(sandbox: Sandbox, cwd: Path) -> dict[str, Any]:
         writable.append({"path": "/tmp", "why": TMP[choice.name]})
     return found | {
         "problem": None,
-        "hidden": [{"path": str(entry.path), "why": entry.why,
+        "hidden": [{"path": str(entry.path), "why": entry.why, "hermes": entry.hermes,
                     "exists": entry.path in policy.existing_hidden()} for entry in policy.hidden],
-        "writable": writable, "network": "on" if policy.network else "off",
+        "writable": writable, "read_only": [str(path) for path in policy.protected],
+        "network": "on" if policy.network else "off", **choice.backend.reach(policy),
+        "environment": dict(environment or {"withheld": [], "passthrough": []}),
         "limits": choice.backend.limits(policy)}
 
 
@@ -56,10 +62,27 @@ def render(found: dict[str, Any], profile: str | None = None) -> list[str]:
                 "you can"]
     lines.append("read: everything except")
     lines += [f"  {item['path']}  ({item['why']}{'' if item['exists'] else ', absent now'})"
-              for item in found["hidden"]]
+              for item in found["hidden"] if item["exists"] or item["hermes"]]
+    absent = [item["path"] for item in found["hidden"] if not item["exists"]
+              and not item["hermes"]]
+    if absent:
+        lines.append(f"  and, should they appear: {', '.join(absent)}")
     lines.append("write: " + ("only in" if found["writable"] else "nowhere"))
     lines += [f"  {item['path']}  ({item['why']})" for item in found["writable"]]
-    lines.append(f"network: {found['network']}")
+    if found["read_only"]:
+        shown = ", ".join(found["read_only"][:3])
+        more = len(found["read_only"]) - 3
+        lines.append(f"  but never the start-up files {shown}" + (
+            f" and {more} more (`--json` lists them)" if more > 0 else ""))
+    lines.append("file tools: the same rules (and never the Hermes root, in any mode)")
+    lines.append(f"network: {found['network']}; {found['sockets']}")
+    lines.append(f"capabilities: {found['capabilities']}")
+    withheld = found["environment"]
+    lines.append("environment: " + (
+        f"withheld from commands: {', '.join(withheld['withheld'])}" if withheld["withheld"]
+        else "no secret in it to withhold") + (
+        f"; passed through: {', '.join(withheld['passthrough'])}"
+        if withheld["passthrough"] else ""))
     lines += [f"note: {limit}" for limit in found["limits"]]
     widen = command(profile, f"config set {SETTING}.allow_write '[~/.cache/pip]'")
     lines.append(f"widen: {widen} (or {SETTING}.network on, {SETTING}.mode off)")
@@ -71,11 +94,19 @@ def explain_profile(home: Home, environ: Mapping[str, str], overrides: list[str]
     """``describe`` for ``home``'s composed config (with ``overrides``), run from here."""
     from hermes.config import compose_config
 
-    environment = compose_config(home, environ, overrides).config.environment
+    config = compose_config(home, environ, overrides).config
+    environment = config.environment
     cwd = Path(environment.cwd).expanduser() if environment.cwd else Path.cwd()
     if environment.kind != "local":
         return {"mode": environment.local.sandbox.mode, "backend": "none", "confined": False,
                 "cwd": str(cwd), "why": f"environment is {environment.kind}",
                 "problem": f"commands run in the {environment.kind} environment, not on this "
                            f"machine; {SETTING} applies to environment=local"}
-    return describe(Sandbox(home, environment.local.sandbox, environ), cwd)
+    secrets = Secrets(home.env_file, environ, precedence=config.secrets.precedence,
+                      environment_files=config.secrets.environment_files)
+    sandbox = Sandbox(home, environment.local.sandbox, environ,
+                      secret_files=list(secrets.origin.values()))
+    passthrough = environment.local.env_passthrough
+    kept = command_environment(environ, secrets, passthrough)
+    return describe(sandbox, cwd, {"withheld": sorted(set(environ) - set(kept)),
+                                   "passthrough": sorted(set(passthrough) & set(environ))})

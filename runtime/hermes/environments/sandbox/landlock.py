@@ -101,6 +101,15 @@ class Landlock(Backend):
                          "command would connect to)")
         return notes
 
+    def reach(self, policy: SandboxPolicy) -> dict[str, str]:
+        sockets = ("no socket at all (seccomp)" if not policy.network and native_arch()
+                   else "no Unix socket can be created (seccomp)" if native_arch()
+                   else "Unix sockets are not filtered on this CPU")
+        if self.abi >= 6:
+            sockets += "; abstract Unix sockets and signals stay inside the sandbox"
+        return {"capabilities": "none, even as root (cleared before the command starts, no "
+                                "new privileges)", "sockets": sockets}
+
     def close(self) -> None:
         with self._lock:
             for ruleset in self._rulesets.values():

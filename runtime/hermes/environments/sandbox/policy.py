@@ -88,6 +88,17 @@ class SandboxPolicy:
         return [path for path in self.hidden_paths() if os.path.lexists(path)]
 
 
+def home_workspace_note(cwd: Path, environ: Mapping[str, str]) -> str | None:
+    """What the user is told when the working directory is their home: every file in it
+    is then the agent's to change (chat says it once, and doctor)."""
+    if real(cwd) != real(user_home(environ)):
+        return None
+    return (f"the working directory is your home ({cwd}): commands and file tools may "
+            f"change any file in it except start-up files (~/.bashrc, ~/.profile, ...) and "
+            f"credential stores; start hermes in a project directory, or set "
+            f"environment.cwd")
+
+
 def user_home(environ: Mapping[str, str]) -> Path:
     """The OS user's home as the runtime sees it (its ``HOME``)."""
     return Path(environ.get("HOME") or Path.home())
