@@ -105,3 +105,21 @@ def test_an_alias_without_a_console_script_runs_python_minus_p() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=True)
     assert "exec /nowhere/bin/python -P -m hermes -p work \"$@\"" in done.stdout
+
+
+def test_pip_for_a_plugin_imports_nothing_from_the_working_directory(
+        environ: dict[str, str], root: Path, tmp_path: Path) -> None:
+    """Without uv, ``plugins install pip:SPEC`` runs this interpreter's pip, in the user's
+    directory (SPEC may be a path there) but with nothing from it on sys.path."""
+    markers, project = tmp_path / "markers", tmp_path / "project"
+    markers.mkdir()
+    project.mkdir()
+    root.mkdir()
+    (project / "pip.py").write_text(
+        f"import os\nos.close(os.open({str(markers / 'pip')!r}, os.O_CREAT | os.O_WRONLY))\n")
+    no_uv = environ | {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+    done = subprocess.run([str(CONSOLE_SCRIPT), "plugins", "install", "pip:./no-such-package"],
+                          env=no_uv, cwd=project, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "pip install ./no-such-package failed" in done.stderr, \
+        done.stderr
+    assert list(markers.iterdir()) == []

@@ -29,6 +29,7 @@ from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 from hermes.plugins.discovery import ENTRY_POINT_GROUP
 from hermes.plugins.manifest import PluginManifest, manifest_file, read_manifest
+from hermes.python_child import python_argv
 
 if TYPE_CHECKING:
     from hermes.skills.guard import Finding
@@ -164,10 +165,10 @@ def _entry_points() -> dict[str, tuple[str, str]]:
 
 
 def _pip(*args: str) -> None:
-    """``uv pip`` (else ``python -m pip``) for the interpreter running Hermes."""
+    """``uv pip`` (else ``python -P -m pip``: a ``pip.py`` in this directory is not run)
+    for the interpreter running Hermes."""
     uv = shutil.which("uv")
-    command = [uv, "pip", *args, "--python", sys.executable] if uv else \
-        [sys.executable, "-m", "pip", *args]
+    command = [uv, "pip", *args, "--python", sys.executable] if uv else python_argv("pip", *args)
     if not uv and args[0] == "uninstall":
         command.append("--yes")
     try:
