@@ -104,7 +104,7 @@ def test_the_key_lives_outside_every_home(hermes_subprocess: Any, user_home: Pat
                                           root: Path) -> None:
     root.mkdir()
     get(hermes_subprocess, SANDBOX)
-    [key] = (user_home / ".local" / "state" / "hermes").iterdir()
+    [key] = (user_home / ".local" / "state" / "hermes" / "cache-keys").iterdir()
     assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_size == 32
     assert key.parent.stat().st_mode & 0o777 == 0o700
     assert key == key_file(root, {"HOME": str(user_home)})
@@ -117,7 +117,7 @@ def test_the_key_lives_outside_every_home(hermes_subprocess: Any, user_home: Pat
     other_root.mkdir()
     get(hermes_subprocess, SANDBOX, env={"XDG_STATE_HOME": str(state),
                                           "HERMES_HOME": str(other_root)})
-    assert len(list((state / "hermes").iterdir())) == 2
+    assert len(list((state / "hermes" / "cache-keys").iterdir())) == 2
 
 
 def test_no_place_outside_the_root_means_no_cache(hermes_subprocess: Any, user_home: Path,
@@ -191,7 +191,7 @@ def test_an_ordinary_user_gets_an_authenticated_cache(outside: Path) -> None:
     assert as_nobody() == "workspace-write"
     edit_entries(user / ".hermes", '"mode": "workspace-write"', '"mode": "off"')
     assert as_nobody() == "workspace-write"
-    [key] = (user / ".local" / "state" / "hermes").iterdir()
+    [key] = (user / ".local" / "state" / "hermes" / "cache-keys").iterdir()
     assert key.stat().st_uid == 65534 and key.stat().st_mode & 0o777 == 0o600
 
 
@@ -230,3 +230,4 @@ def test_the_model_cannot_turn_the_sandbox_and_approvals_off_through_the_cache(
     assert (precious / "keep.txt").exists()
     assert get(hermes_subprocess, SANDBOX, profile="demo") == "workspace-write"
     assert get(hermes_subprocess, "approvals.mode", profile="demo") == "manual"
+

@@ -3,8 +3,9 @@
 A cache entry decides the sandbox, approvals, provider and MCP servers of every
 later run, so one edited entry would turn them off for good. Each entry carries an
 HMAC-SHA256 under a per-root key that lives where nothing writing a home reaches:
-``$XDG_STATE_HOME/hermes/`` (default ``~/.local/state/hermes/``), one 0600 file per
-root, named after a hash of the root's real path, in a 0700 directory. Where that
+``$XDG_STATE_HOME/hermes/cache-keys/`` (default ``~/.local/state/hermes/cache-keys/``),
+one 0600 file per root, named after a hash of the root's real path, in a 0700
+directory that the local sandbox hides from commands and file tools. Where that
 place lies inside the root itself (a service user whose home is the root, as the
 NixOS module's ``hermes`` user) or cannot be written (a read-only container), there
 is no key and nothing is cached: every run composes.
@@ -28,13 +29,20 @@ KEY_BYTES = 32
 PURPOSE = b"hermes composed-config cache v1\0"
 
 
-def key_file(root: Path, environ: Mapping[str, str]) -> Path | None:
-    """Where ``root``'s key lives; None when that place is inside the root."""
+def key_directory(environ: Mapping[str, str]) -> Path:
+    """Where every root's key lives: ``$XDG_STATE_HOME/hermes/cache-keys`` (default
+    ``~/.local/state/hermes/cache-keys``). The local sandbox hides it from commands and
+    the file tools (``sandbox.policy.unreadable``)."""
     state = environ.get("XDG_STATE_HOME", "")
     if not os.path.isabs(state):  # the XDG spec: a relative value is ignored
         state = os.path.join(environ.get("HOME") or str(Path.home()), ".local", "state")
+    return Path(state) / "hermes" / "cache-keys"
+
+
+def key_file(root: Path, environ: Mapping[str, str]) -> Path | None:
+    """Where ``root``'s key lives; None when that place is inside the root."""
     real_root = root.resolve()
-    directory = Path(state).resolve() / "hermes"
+    directory = key_directory(environ).resolve()
     if directory == real_root or real_root in directory.parents:
         return None
     digest = hashlib.sha256(str(real_root).encode("utf-8", "surrogateescape")).hexdigest()
