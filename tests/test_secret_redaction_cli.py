@@ -18,6 +18,7 @@ import pytest
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 from hermes.credentials import is_secret_name
+from test_safety_redact import SHAPES
 
 SECRETS = {
     "API_SERVER_KEY": "k-api-server-0123456789abcdef",  # as `docker run -e API_SERVER_KEY`
@@ -84,3 +85,30 @@ def test_environment_and_file_secrets_never_reach_the_model_or_state_db(
         assert value not in sent and json.dumps(value)[1:-1] not in sent, value
         assert value not in stored, value
         assert value not in proc.stdout + proc.stderr, value
+
+
+def test_secrets_by_shape_in_command_output_reach_the_model_redacted(
+        environ: dict[str, str], root: Path, llm: FakeLLM, tmp_path: Path) -> None:
+    """Values the runtime never loaded, recognised by their shape: a project's settings
+    file with a database URL and tokens of every kind the redactor knows."""
+    write_fake_provider(root, llm.openai_base_url)
+    work = tmp_path / "work"
+    work.mkdir()
+    tokens = [s for s in SHAPES if "BEGIN" not in s]
+    lines = ["DATABASE_URL=postgres://app:pw@db.internal:5432/app",
+             *(f"TOKEN_{i}={token}" for i, token in enumerate(tokens)), *tokens]
+    (work / "settings.env").write_text("\n".join(lines) + "\n")
+    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": "cat settings.env"})]),
+             Reply(text="done"))
+    proc = subprocess.run([sys.executable, "-m", "hermes", "-z", "show me the settings"],
+                          env=environ, cwd=work, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    output = json.loads(str(llm.requests[1].tool_results[0].content))["output"]
+    assert output.splitlines() == [  # a token alone on its line too
+        "DATABASE_URL=postgres://app:<redacted>@db.internal:5432/app",
+        *(f"TOKEN_{i}=<redacted>" for i in range(len(tokens))), *["<redacted>"] * len(tokens)]
+    sent = json.dumps([request.body for request in llm.requests])
+    stored = state_dump(root / "state.db")
+    assert "TOKEN_0=<redacted>" in stored  # the turn was stored
+    for value in [*tokens, "app:pw@"]:
+        assert value not in sent and value not in stored, value

@@ -3,10 +3,11 @@
 Two layers: the exact values this home knows are secret (its ``.env``, secret-shaped
 environment variables such as ``*_KEY`` or ``*_PASSWORD``, and the variables the image
 loaded from ``*_FILE`` files, named in ``HERMES_SECRET_NAMES``; the config's
-``secrets.environment_files``), and the shapes of
-common credentials (OpenAI-style ``sk-`` keys, GitHub and Slack tokens, AWS
-access key ids, PEM private keys) whoever they belong to. The agent loop and
-the logger use the same ``Redactor`` as the tools.
+``secrets.environment_files``), and the shapes of common credentials whoever they belong
+to (``SECRET_SHAPES``), including the password inside any URL
+(``postgres://user:<redacted>@host/db``). Shapes are a heuristic: a credential of another
+form, or one split or encoded, passes. The agent loop and the logger use the same
+``Redactor`` as the tools.
 """
 
 from __future__ import annotations
@@ -20,14 +21,35 @@ from hermes.credentials import REDACTED, Secrets
 
 # Shorter values would scrub ordinary words and numbers out of every output.
 MIN_SECRET_CHARS = 6
+START = r"(?:(?<!\w)|(?<=\\[nrt]))"
+"""Where a token may begin: not inside a word, but after a JSON escape such as ``\\n``
+(tool results are redacted as JSON, where a line's first token follows ``\\n``)."""
 SECRET_SHAPES = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
-    r"|\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}"
-    r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}"
-    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-api03-...), whole: random, so with a
+    # digit or a long run of letters ("sk-learn-compatible" is not one)
+    rf"|{START}sk-(?=[A-Za-z0-9_-]{{0,200}}\d)[A-Za-z0-9_-]{{20,}}"
+    rf"|{START}sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{{16,}}[A-Za-z0-9_-]*"
+    rf"|{START}(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{30,}}|{START}github_pat_[A-Za-z0-9_]{{30,}}"
+    rf"|{START}gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft)-[A-Za-z0-9_.-]{{20,}}"  # GitLab
+    rf"|{START}xox[abposr]-[A-Za-z0-9-]{{10,}}|{START}xapp-\d-[A-Za-z0-9-]{{10,}}"  # Slack
+    rf"|{START}(?:AKIA|ASIA)[0-9A-Z]{{16}}\b"  # AWS access key ids
+    rf"|{START}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}"  # Stripe
+    rf"|{START}whsec_[A-Za-z0-9+/=]{{24,}}"
+    rf"|{START}AIza[0-9A-Za-z_-]{{35}}(?![0-9A-Za-z_-])"  # Google API keys
+    rf"|{START}hf_[A-Za-z0-9]{{30,}}"  # Hugging Face
+    rf"|{START}npm_[A-Za-z0-9]{{36,}}"  # npm
+    rf"|{START}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]*"  # JWTs
+    # a URL's password (scheme://user:PASSWORD@), unless it is a template that a file
+    # needs kept ($PASSWORD, ${X}, {password}, %(password)s) or already redacted
+    r"|(?P<url>[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@\[\]:\"'<>]*:)"
+    r"(?!\$[A-Z_][A-Z0-9_]*@|\$\{|\{|%\(|<)[^\s/?#@\[\]\"]+(?=@)",
     re.DOTALL,
 )
+
+
+def _replace(match: re.Match[str]) -> str:
+    return (match["url"] or "") + REDACTED
 
 
 class Redactor:
@@ -43,7 +65,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._values is not None:
             text = self._values.sub(REDACTED, text)
-        return SECRET_SHAPES.sub(REDACTED, text)
+        return SECRET_SHAPES.sub(_replace, text)
 
 
 def secret_values(env_file: Path, environ: Mapping[str, str],
