@@ -294,16 +294,18 @@ def test_a_second_mount_of_the_home_is_hidden_too(hermes_subprocess: Any, llm: F
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_users_default_root_is_hidden_from_a_home_elsewhere(
-        hermes_subprocess: Any, llm: FakeLLM, backend: str, root: Path, tmp_path: Path,
+        hermes_subprocess: Any, llm: FakeLLM, backend: str, outside: Path,
         workspace: Path) -> None:
-    """``HERMES_HOME`` outside ``~/.hermes`` left every profile there readable."""
-    make_work_profile(root)
-    elsewhere = tmp_path / "srv" / "hermes"
+    """``HERMES_HOME`` outside ``~/.hermes`` left every profile there readable. (The user's
+    home is outside /tmp here: bubblewrap's private /tmp would hide it anyway.)"""
+    user = outside / "user"
+    make_work_profile(user / ".hermes")
+    elsewhere = outside / "srv" / "hermes"
     write_fake_provider(elsewhere, llm.openai_base_url)
     llm.push(Reply(tool_calls=[call("cat ~/.hermes/profiles/work/.env")]), Reply(text="done"))
     proc = hermes_subprocess("-z", "go", f"environment.cwd={workspace}",
                              f"{SETTING}.backend={backend}", "approvals.mode=off",
-                             env={"HERMES_HOME": str(elsewhere)})
+                             env={"HERMES_HOME": str(elsewhere), "HOME": str(user)})
     assert proc.returncode == 0, proc.stderr
     assert WORK_SECRET not in llm.requests[-1].tool_results[0].content
 

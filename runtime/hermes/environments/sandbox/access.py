@@ -63,8 +63,8 @@ class FileAccess:
     policy: SandboxPolicy | None
     """The policy commands run under; None when the sandbox is off."""
     results: Path | None = None
-    """The session's spilled tool results (in the home): the runtime's own output,
-    which a tool result tells the model to page through with read_file."""
+    """The session's spilled tool results (in the home; a real path): the runtime's own
+    output, which a tool result tells the model to page through with read_file."""
 
     # -- where a path is ---------------------------------------------------------------
 
@@ -78,7 +78,7 @@ class FileAccess:
         else:
             named = Path(os.path.expanduser(raw))
         absolute = named if named.is_absolute() else cwd / named
-        if self.results is not None and within(real(absolute), real(self.results)):
+        if self.results is not None and within(real(absolute), self.results):
             return Located(real(absolute), real(absolute))  # a host path, not the view's
         shown = self._resolve(absolute)
         return Located(shown, self.to_real(shown))
@@ -121,7 +121,7 @@ class FileAccess:
     # -- what may be read and written --------------------------------------------------
 
     def check_read(self, place: Located) -> None:
-        if self.results is not None and within(place.real, real(self.results)):
+        if self.results is not None and within(place.real, self.results):
             return
         if self.policy is None:
             self._refuse_foreign(place.real, "read")
@@ -166,9 +166,10 @@ class FileAccess:
     def _refuse_hidden(self, shown: Path, real_path: Path, named: Path | None = None) -> None:
         if self.policy is None:
             return
-        for entry in self.policy.hidden:
-            if within(shown, entry.path) or within(real_path, entry.path):
-                raise PathRefused(_hidden_reason(named or shown, entry, self.policy.mode))
+        entry = self.policy.hiding(shown) or (
+            self.policy.hiding(real_path) if real_path != shown else None)
+        if entry is not None:
+            raise PathRefused(_hidden_reason(named or shown, entry, self.policy.mode))
 
     def _refuse_root(self, path: Path) -> None:
         for entry in hermes_roots(self.home, {"HOME": str(self.user_home)}):

@@ -9,8 +9,9 @@ server's children) each confine their commands by their own profile.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from hermes.config.schema import SandboxSettings
@@ -81,6 +82,21 @@ class SandboxPolicy:
     """The real directory commands see as ``/tmp`` (a session's own under bubblewrap);
     None: an empty one of the command's own."""
 
+    @cached_property
+    def _hidden_index(self) -> dict[str, Hidden]:
+        return {str(entry.path): entry for entry in reversed(self.hidden)}
+
+    def hiding(self, path: Path) -> Hidden | None:
+        """The hidden entry ``path`` is in (an absolute, normalised path), or None: a
+        lookup per level of ``path``, not a comparison per hidden entry."""
+        index = self._hidden_index
+        text = str(path)
+        while True:
+            found = index.get(text)
+            if found is not None or text == "/":
+                return found
+            text = text.rsplit("/", 1)[0] or "/"
+
     def hidden_paths(self) -> list[Path]:
         return [entry.path for entry in self.hidden]
 
@@ -122,13 +138,51 @@ def within(path: Path, base: Path) -> bool:
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
+Resolve = Callable[[Path], Path]
+"""``real``, or one that also records what it resolved (``Resolutions``)."""
+
+
+class Resolutions:
+    """``real`` that records every path it resolved, so a policy can be kept while none
+    of the directories on the way to them changes (a link made or removed there changes
+    the directory's modification time)."""
+
+    def __init__(self) -> None:
+        self.directories: set[Path] = set()
+
+    def __call__(self, path: Path) -> Path:
+        resolved = real(path)
+        for each in (path, resolved):
+            self.directories.update(each.parents)
+        return resolved
+
+    def stamps(self) -> tuple[tuple[Path, int, int], ...]:
+        """Inode and modification time of each directory (0, 0 where it is missing)."""
+        return tuple((path, *_stat(path)) for path in sorted(self.directories))
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return (info.st_ino, info.st_mtime_ns)
+
+
+def unchanged(stamps: tuple[tuple[Path, int, int], ...]) -> bool:
+    """Whether every directory still has the recorded inode and modification time."""
+    return all(_stat(path) == (inode, mtime) for path, inode, mtime in stamps)
+
+
 def build_policy(home: Home, settings: SandboxSettings, cwd: Path,
                  environ: Mapping[str, str], tmp: Path | None = TMP,
-                 secret_files: Sequence[Path] = ()) -> SandboxPolicy:
+                 secret_files: Sequence[Path] = (), resolve: Resolve = real) -> SandboxPolicy:
     """The policy for a command of ``home`` run in ``cwd`` that sees ``tmp`` as /tmp
     (None: an empty one of its own); ``secret_files`` are hidden too. Refuses a working
-    directory or ``allow_write`` entry the sandbox would hide."""
-    hidden = _hidden(home, settings, environ, secret_files)
+    directory or ``allow_write`` entry the sandbox would hide. ``resolve`` resolves
+    every path it is cut from."""
+    real = resolve
+    hidden = _hidden(home, settings, environ, secret_files, resolve)
     workdir = real(cwd)
     _refuse_hidden(workdir, hidden, f"the working directory {cwd}",
                    "work in a directory outside it (environment.cwd)")
@@ -140,11 +194,12 @@ def build_policy(home: Home, settings: SandboxSettings, cwd: Path,
         writable.append(path)
     kept = tuple(dict.fromkeys(writable))
     return SandboxPolicy(settings.mode, settings.network == "on", workdir, tuple(hidden),
-                         kept, _programs(environ), _protected(settings, environ, kept), tmp)
+                         kept, _programs(environ, resolve),
+                         _protected(settings, environ, kept, resolve), tmp)
 
 
 def _protected(settings: SandboxSettings, environ: Mapping[str, str],
-               writable: tuple[Path, ...]) -> tuple[Path, ...]:
+               writable: tuple[Path, ...], real: Resolve) -> tuple[Path, ...]:
     """The start-up files inside ``writable``, but those ``allow_write`` names."""
     named = [real(expand(entry, environ)) for entry in settings.allow_write]
     base = real(user_home(environ))
@@ -157,7 +212,7 @@ def _protected(settings: SandboxSettings, environ: Mapping[str, str],
     return tuple(found)
 
 
-def _programs(environ: Mapping[str, str]) -> tuple[Path, ...]:
+def _programs(environ: Mapping[str, str], real: Resolve) -> tuple[Path, ...]:
     found: list[Path] = []
     for entry in environ.get("PATH", "").split(os.pathsep):
         if not entry.startswith(str(TMP)):  # resolving every entry costs each command
@@ -171,15 +226,15 @@ def _programs(environ: Mapping[str, str]) -> tuple[Path, ...]:
 
 
 def _hidden(home: Home, settings: SandboxSettings, environ: Mapping[str, str],
-            secret_files: Sequence[Path]) -> list[Hidden]:
-    found = [*hermes_roots(home, environ), *unreadable(settings, environ)]
+            secret_files: Sequence[Path], real: Resolve) -> list[Hidden]:
+    found = [*hermes_roots(home, environ, real), *unreadable(settings, environ, real)]
     found += [Hidden(real(path), "a secrets file of this profile (secrets.environment_files)")
               for path in secret_files]
     found += [Hidden(real(Path(sock)), "the docker daemon's socket") for sock in _sockets(environ)]
     return _outermost(found + _aliases(found))
 
 
-def hermes_roots(home: Home, environ: Mapping[str, str]) -> list[Hidden]:
+def hermes_roots(home: Home, environ: Mapping[str, str], real: Resolve = real) -> list[Hidden]:
     """The Hermes root, this home, and the user's default root (``~/.hermes``, every
     profile of the user's own, when this runtime's root is elsewhere)."""
     return [Hidden(real(home.root), "the Hermes root: every profile's home", hermes=True),
@@ -195,7 +250,8 @@ def _aliases(entries: list[Hidden]) -> list[Hidden]:
             for entry in entries for alias in aliases(str(entry.path), mounts)]
 
 
-def unreadable(settings: SandboxSettings, environ: Mapping[str, str]) -> list[Hidden]:
+def unreadable(settings: SandboxSettings, environ: Mapping[str, str],
+               real: Resolve = real) -> list[Hidden]:
     """The credential stores and ``deny_read``: what neither commands nor the file tools
     can read while the sandbox is on."""
     base = user_home(environ)

@@ -7,6 +7,7 @@ policy is built from the runtime's home, settings and environment.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -20,11 +21,14 @@ from typing import Any
 from hermes.config.schema import SandboxSettings
 from hermes.environments.sandbox.access import FileAccess
 from hermes.environments.sandbox.base import Backend
+from hermes.environments.sandbox.mounts import Mount, read_mounts
 from hermes.environments.sandbox.policy import (
     SETTING,
     TMP,
+    Resolutions,
     SandboxPolicy,
     build_policy,
+    unchanged,
     user_home,
 )
 from hermes.errors import SandboxError, SandboxUnavailable
@@ -34,6 +38,7 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt install bubblewrap; NixO
                 "pkgs.bubblewrap) or use Linux ≥ 5.13 with Landlock")
 DENIED = re.compile(r"permission denied|read-only file system|operation not permitted",
                     re.IGNORECASE)
+CACHED_POLICIES = 32
 SESSION_TMPS = 64
 """Sessions whose /tmp a runtime keeps (a gateway serves many; a one-shot one): the
 least recently used one beyond goes, and all go when the runtime closes."""
@@ -83,6 +88,15 @@ def choose(settings: SandboxSettings, environ: Mapping[str, str]) -> Choice:
     return Choice(None, f"no sandbox works here ({found})")
 
 
+@dataclass(frozen=True)
+class _Built:
+    """A policy, and what it was cut from."""
+
+    policy: SandboxPolicy
+    mounts: tuple[Mount, ...]
+    stamps: tuple[tuple[Path, int, int], ...]
+
+
 class Sandbox:
     """Starts one runtime's local commands under its sandbox settings."""
 
@@ -95,6 +109,8 @@ class Sandbox:
         """The profile's ``secrets.environment_files``: hidden like credential stores."""
         self._choice: Choice | None = None
         self._lock = threading.Lock()
+        self._policies: dict[tuple[Path, Path | None], _Built] = {}
+        """Built policies by working directory and /tmp, least recently used first."""
         self._tmp: dict[str, Path] = {}
         """Each session's own /tmp (bubblewrap), by session id, least recently used
         first."""
@@ -106,9 +122,24 @@ class Sandbox:
             return self._choice
 
     def policy(self, cwd: Path, session: str | None = None) -> SandboxPolicy:
-        """The policy of a command of ``session`` (None: of no session) run in ``cwd``."""
-        return build_policy(self.home, self.settings, cwd, self.environ, self.tmp(session),
-                            self.secret_files)
+        """The policy of a command of ``session`` (None: of no session) run in ``cwd``:
+        the one built before while the mount table and every directory on the way to the
+        paths it was cut from are unchanged (a file tool's check costs microseconds)."""
+        key, mounts = (cwd, self.tmp(session)), read_mounts()
+        with self._lock:
+            cached = self._policies.pop(key, None)
+        if cached is not None and cached.mounts is mounts and unchanged(cached.stamps):
+            built = cached
+        else:
+            resolutions = Resolutions()
+            policy = build_policy(self.home, self.settings, cwd, self.environ, key[1],
+                                  self.secret_files, resolutions)
+            built = _Built(policy, mounts, resolutions.stamps())
+        with self._lock:
+            self._policies[key] = built
+            for stale in list(self._policies)[:-CACHED_POLICIES]:
+                del self._policies[stale]
+        return built.policy
 
     def tmp(self, session: str | None) -> Path | None:
         """What ``session``'s commands see as /tmp: under bubblewrap a directory of the
@@ -140,7 +171,8 @@ class Sandbox:
         """What the file tools of ``session`` may read and write (the commands' policy;
         ``results``: the session's spilled tool results, readable too)."""
         policy = None if self.settings.mode == "off" else self.policy(cwd, session)
-        return FileAccess(self.home, user_home(self.environ), policy, results)
+        return FileAccess(self.home, user_home(self.environ), policy,
+                          None if results is None else Path(os.path.realpath(results)))
 
     def popen(self, argv: Sequence[str], cwd: Path, session: str | None = None,
               **options: Any) -> subprocess.Popen[bytes]:
