@@ -21,12 +21,14 @@ from fakellm import FakeLLM, Reply, ToolCall
 from hermes.config import compose_config
 from hermes.config.cache_signing import key_file
 from hermes.home import home_from_path
-from sandbox_support import (  # noqa: F401 (demo, llm, outside: fixtures)
+from sandbox_support import (  # noqa: F401 (demo, llm, outside, workspace: fixtures)
     WORK_SECRET,
+    backends,
     demo,
     llm,
     make_work_profile,
     outside,
+    workspace,
 )
 
 SANDBOX = "environment.local.sandbox.mode"
@@ -231,3 +233,23 @@ def test_the_model_cannot_turn_the_sandbox_and_approvals_off_through_the_cache(
     assert get(hermes_subprocess, SANDBOX, profile="demo") == "workspace-write"
     assert get(hermes_subprocess, "approvals.mode", profile="demo") == "manual"
 
+
+@pytest.mark.parametrize("backend", backends())
+def test_the_key_is_hidden_from_commands_and_file_tools(
+        hermes_subprocess: Any, llm: FakeLLM, backend: str, demo: Path, outside: Path,
+        workspace: Path) -> None:
+    state = {"XDG_STATE_HOME": str(outside)}  # outside /tmp, which bubblewrap makes private
+    get(hermes_subprocess, SANDBOX, profile="demo", env=state)
+    [key] = (outside / "hermes" / "cache-keys").iterdir()
+    secret = key.read_bytes()
+    llm.push(Reply(tool_calls=[
+        ToolCall("terminal", {"command": f"od -An -tx1 {key} | tr -d ' \\n'"}),
+        ToolCall("read_file", {"path": str(key)}),
+        ToolCall("write_file", {"path": str(key), "content": "x" * 32})]), Reply(text="done"))
+    proc = hermes_subprocess("-p", "demo", "-z", "go", f"environment.cwd={workspace}",
+                             f"environment.local.sandbox.backend={backend}",
+                             "approvals.mode=off", env=state)
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(result.content) for result in llm.requests[-1].tool_results]
+    assert secret.hex() not in json.dumps(results) and key.read_bytes() == secret
+    assert all(result.get("error") for result in results[1:]), results

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
 from conftest import write_fake_provider
@@ -290,6 +291,10 @@ def test_a_second_mount_of_the_home_is_hidden_too(hermes_subprocess: Any, llm: F
     explained = json.loads(succeeded(hermes_subprocess("-p", "demo", "sandbox", "explain", "--json",
                                                 f"environment.cwd={workspace}")))
     assert str(alias / ".hermes") in [item["path"] for item in explained["hidden"]]
+    doctor = hermes_subprocess("-p", "demo", "doctor", "--offline",
+                               f"environment.cwd={workspace}")
+    said = "".join(doctor.stdout.split())  # the table wraps long rows, paths too
+    assert "mountaliases" in said and str(alias / ".hermes") in said
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -335,6 +340,11 @@ def test_commands_do_not_inherit_the_runtimes_secrets(hermes_subprocess: Any, ll
         "environment.local.env_passthrough=[GITHUB_TOKEN]", env=secrets)))
     assert {"OPENAI_API_KEY", "DATABASE_URL"} <= set(explained["environment"]["withheld"])
     assert explained["environment"]["passthrough"] == ["GITHUB_TOKEN"]
+    doctor = hermes_subprocess("-p", "demo", "doctor", "--offline", f"environment.cwd={workspace}",
+                               "environment.local.env_passthrough=[GITHUB_TOKEN]", env=secrets)
+    said = " ".join(doctor.stdout.split())  # the table wraps long rows
+    assert "withheld from commands: DATABASE_URL" in said, said
+    assert "passed through (environment.local.env_passthrough): GITHUB_TOKEN" in said
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -359,6 +369,26 @@ def test_start_up_files_stay_when_the_home_is_the_workspace(
     doctor = hermes_subprocess("-p", "demo", "doctor", "--offline",
                                f"environment.cwd={user_home}")
     assert "the working directory is your home" in doctor.stdout
+
+
+def test_chat_says_once_that_the_home_is_the_workspace(environ: dict[str, str], demo: Path,
+                                                       user_home: Path, workspace: Path) -> None:
+    def first_screen(cwd: Path) -> str:
+        child = pexpect.spawn(sys.executable, ["-m", "hermes", "-p", "demo", "chat",
+                                               f"environment.cwd={cwd}"],
+                              env=environ | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"},
+                              cwd=str(user_home), encoding="utf-8", timeout=60)
+        try:
+            child.expect("/help for commands")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+            return str(child.before)
+        finally:
+            child.close(force=True)
+
+    said = first_screen(user_home)
+    assert said.count("the working directory is your home") == 1, said
+    assert "the working directory is your home" not in first_screen(workspace)
 
 
 def test_search_without_ripgrep_answers_nothing_about_hidden_files(

@@ -31,7 +31,7 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str], *
                     f"model {config.provider.model}, environment {config.environment.kind}")]
     checks.append(_credentials(composed))
     checks.append(_endpoint(config.provider, offline))
-    return checks + _environment(config.environment, home, environ, offline)
+    return checks + _environment(config, home, environ, offline)
 
 
 def config_fix(exc: ConfigError, home: Home) -> str:
@@ -81,8 +81,9 @@ def _endpoint(provider: Any, offline: bool) -> Check:
                  if provider.api_base else "check the network (or a proxy: HTTPS_PROXY)")
 
 
-def _environment(env: Any, home: Home, environ: Mapping[str, str], offline: bool
+def _environment(config: Any, home: Home, environ: Mapping[str, str], offline: bool
                  ) -> list[Check]:
+    env = config.environment
     if env.kind == "docker":
         problem = docker_ping(environ)
         return [Check("docker", "fail" if problem else "ok", problem or "reachable",
@@ -91,7 +92,7 @@ def _environment(env: Any, home: Home, environ: Mapping[str, str], offline: bool
         return _ssh(env.ssh, offline)
     return [Check("environment", "ok", f"local: commands run on this machine in "
                   f"{env.cwd or 'the current directory'}"),
-            check_sandbox(home, environ, env.local.sandbox), *check_workspace(env, environ)]
+            *check_sandbox(home, environ, config), *check_workspace(env, environ)]
 
 
 def _ssh(settings: Any, offline: bool) -> list[Check]:

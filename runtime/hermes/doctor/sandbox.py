@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes.config.schema import SandboxSettings
-from hermes.doctor.base import Check
+from hermes.doctor.base import Check, Status
 from hermes.home import Home
 
 INSTALL = "apt install bubblewrap (NixOS: add pkgs.bubblewrap to the system packages)"
@@ -23,17 +22,32 @@ def check_workspace(env: Any, environ: Mapping[str, str]) -> list[Check]:
                   "~/projects/NAME")] if note else []
 
 
-def check_sandbox(home: Home, environ: Mapping[str, str], settings: SandboxSettings) -> Check:
-    from hermes.environments.sandbox import Sandbox
+def check_sandbox(home: Home, environ: Mapping[str, str], config: Any) -> list[Check]:
+    """Which sandbox confines the commands and what they hold; what the environment
+    withholds from them; where the hidden paths are mounted again."""
+    from hermes.environments.sandbox.explain import explain_config
 
-    choice = Sandbox(home, settings, environ).choice()
+    settings = config.environment.local.sandbox
     if settings.mode == "off":
-        return Check("sandbox", "warn", "off (environment.local.sandbox.mode): commands run "
-                     "with your full rights", "hermes config set environment.local.sandbox."
-                     "mode workspace-write")
-    if choice.error:
-        return Check("sandbox", "fail", choice.error, INSTALL)
-    if choice.backend is None:
-        return Check("sandbox", "warn", f"commands run unconfined: {choice.detail}", INSTALL)
-    return Check("sandbox", "ok", f"{choice.detail}: {settings.mode}, network "
-                 f"{settings.network} (`hermes sandbox explain` for details)")
+        return [Check("sandbox", "warn", "off (environment.local.sandbox.mode): commands run "
+                      "with your full rights", "hermes config set environment.local.sandbox."
+                      "mode workspace-write")]
+    found = explain_config(home, environ, config)
+    if found.get("problem"):
+        status: Status = "warn" if not found["confined"] and "unconfined" in found[
+            "problem"] else "fail"
+        return [Check("sandbox", status, found["problem"], INSTALL)]
+    checks = [Check("sandbox", "ok", f"{found['why']}: {settings.mode}, network "
+                    f"{settings.network}; capabilities: {found['capabilities']}; sockets: "
+                    f"{found['sockets']} (`hermes sandbox explain` for details)")]
+    withheld = found["environment"]
+    if withheld["withheld"] or withheld["passthrough"]:
+        passed = (f"; passed through (environment.local.env_passthrough): "
+                  f"{', '.join(withheld['passthrough'])}" if withheld["passthrough"] else "")
+        checks.append(Check("command environment", "ok", f"withheld from commands: "
+                            f"{', '.join(withheld['withheld']) or 'nothing'}{passed}"))
+    aliases = [item["path"] for item in found["hidden"] if "mounted again" in item["why"]]
+    if aliases:
+        checks.append(Check("mount aliases", "ok", f"hidden paths are reachable through "
+                            f"other mounts too, and hidden there as well: {', '.join(aliases)}"))
+    return checks

@@ -94,7 +94,11 @@ def explain_profile(home: Home, environ: Mapping[str, str], overrides: list[str]
     """``describe`` for ``home``'s composed config (with ``overrides``), run from here."""
     from hermes.config import compose_config
 
-    config = compose_config(home, environ, overrides).config
+    return explain_config(home, environ, compose_config(home, environ, overrides).config)
+
+
+def explain_config(home: Home, environ: Mapping[str, str], config: Any) -> dict[str, Any]:
+    """``describe`` for ``home`` with the composed ``config`` (a ``HermesConfig``)."""
     environment = config.environment
     cwd = Path(environment.cwd).expanduser() if environment.cwd else Path.cwd()
     if environment.kind != "local":

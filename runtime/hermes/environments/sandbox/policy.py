@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from hermes.config.cache_signing import key_directory
 from hermes.config.schema import SandboxSettings
 from hermes.environments.sandbox.mounts import aliases, read_mounts
 from hermes.errors import SandboxUnavailable
@@ -258,6 +259,7 @@ def unreadable(settings: SandboxSettings, environ: Mapping[str, str],
     found = [Hidden(real(base / name), "credential store") for name in CREDENTIAL_STORES]
     found += [Hidden(real(Path(path)), "the machine's service credentials")
               for path in _service_credentials(environ)]
+    found.append(Hidden(real(key_directory(environ)), "the config cache's keys"))
     return found + [Hidden(real(expand(entry, environ)), f"{SETTING}.deny_read")
                     for entry in settings.deny_read]
 
