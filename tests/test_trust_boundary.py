@@ -24,6 +24,7 @@ import pexpect
 import pytest
 
 from conftest import write_fake_provider
+from delegation_support import Team, delegate, serving
 from fakellm import FakeLLM, Reply, ToolCall
 from sandbox_support import (  # noqa: F401 (demo, llm, outside, workspace: fixtures)
     WORK_SECRET,
@@ -412,3 +413,25 @@ def test_search_without_ripgrep_answers_nothing_about_hidden_files(
     assert "file tools never change" in results[0]["error"]
     assert "file tools never change" in results[1]["error"]
     assert results[2]["engine"] == "python" and results[2]["matches"] == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sub_agent_sees_its_parents_tmp(hermes_subprocess: Any, backend: str, root: Path,
+                                          workspace: Path, scratch: str) -> None:
+    """A file the parent leaves in /tmp for a sub-agent is there for it: a child shares its
+    parent's session /tmp."""
+    team = Team()
+    team.parent.extend([
+        Reply(tool_calls=[ToolCall("write_file", {"path": f"{scratch}/handover.txt",
+                                                  "content": "the plan: ship it\n"})]),
+        delegate("read the handover"), Reply(text="done")])
+    team.child("read the handover",
+               Reply(tool_calls=[call(f"cat {scratch}/handover.txt")]),
+               Reply(text="read it"))
+    with serving(team) as fake:
+        write_fake_provider(root, fake.openai_base_url)
+        proc = hermes_subprocess("-z", "hand it over", f"environment.cwd={workspace}",
+                                 f"{SETTING}.backend={backend}", "approvals.mode=off")
+    assert proc.returncode == 0, proc.stderr
+    answer = str(team.requests_of("read the handover")[1].tool_results[0].content)
+    assert "the plan: ship it" in answer, answer

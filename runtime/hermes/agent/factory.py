@@ -167,7 +167,7 @@ class AgentFactory:
         d.hooks.events.emit("on_session_start", session_id=session_id, model=d.model.model,
                             platform=how.source)
         agent = self._agent(session_id, [{"role": "system", "content": prompt}], how,
-                            tools=tools, child=True)
+                            tools=tools, child=True, scratch_of=parent_id)
         agent.max_iterations = max_iterations
         return agent
 
@@ -181,13 +181,17 @@ class AgentFactory:
         return sessions[0].id if sessions else None
 
     def _agent(self, session_id: str, messages: list[dict[str, Any]], how: Interaction,
-               tools: ToolRegistry | None = None, child: bool = False) -> Agent:
+               tools: ToolRegistry | None = None, child: bool = False,
+               scratch_of: str | None = None) -> Agent:
+        """``scratch_of``: the session whose /tmp the tools see (a sub-agent shares its
+        parent's, so files handed over there are found)."""
         d = self.deps
         tools = self.tools(how) if tools is None else tools
         judge = ModelJudge(d.judge, d.approvals.judge_timeout) \
             if d.approvals.mode == "smart" and d.judge is not None else None
         ctx = ToolContext.for_session(
             d.home, self.environment(how.cwd), session_id, environ=dict(d.environ),
+            scratch_of=scratch_of,
             approve=how.approve, files=how.files,
             clarify=how.clarify, interactive=how.interactive, yolo=how.yolo,
             approval_mode=d.approvals.mode, judge=judge,

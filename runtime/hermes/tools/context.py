@@ -145,19 +145,22 @@ class ToolContext:
     @classmethod
     def for_session(cls, home: Home, environment: Environment, session_id: str, *,
                     environ: Mapping[str, str], cwd: Path | None = None,
-                    environment_files: Sequence[str] = (), **options: Any) -> ToolContext:
+                    environment_files: Sequence[str] = (), scratch_of: str | None = None,
+                    **options: Any) -> ToolContext:
         """A context with the home's redactor, spill dir and user home filled in;
         ``options`` sets any other field (``approve``, ``interactive``, ...).
         ``environment_files`` (``secrets.environment_files``) are redacted too.
 
         ``cwd`` defaults to the environment's working directory, else the process's.
+        ``scratch_of``: the session whose /tmp its tools share (a sub-agent's parent);
+        by default its own.
         """
         # Only a local environment's cwd is a path on this machine.
         env_cwd = getattr(environment, "cwd", None) if environment.kind == "local" else None
         spill_dir = home.path / "tool_results" / re.sub(r"[^\w.-]", "_", session_id)
         environment.attach(session_id)
         context = cls(
-            home=home, environment=environment.session(session_id, spill_dir),
+            home=home, environment=environment.session(scratch_of or session_id, spill_dir),
             session_id=session_id, cwd=cwd or (Path(env_cwd) if env_cwd else Path.cwd()),
             spill_dir=spill_dir,
             redact=build_redactor(home.env_file, environ, environment_files),
