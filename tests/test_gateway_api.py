@@ -117,7 +117,9 @@ def test_responses_chain_with_previous_response_id(served: Gateway, llm: FakeLLM
 def test_models_and_health(served: Gateway) -> None:
     models = client(served).models.list()
     assert [m.id for m in models.data] == ["default"]
-    health = httpx.get(f"{served.url}/health", timeout=5).json()  # no key needed
+    assert httpx.get(f"{served.url}/health", timeout=5).json() == {"status": "ok"}  # no key
+    health = httpx.get(f"{served.url}/health", timeout=5,
+                       headers={"Authorization": f"Bearer {KEY}"}).json()  # the details
     assert health["status"] == "ok" and health["profiles"]["default"]["ready"] is True
     assert KEY not in json.dumps(health) and "sk-" not in json.dumps(health)
 
@@ -165,7 +167,8 @@ def test_huge_bodies_are_refused(served: Gateway) -> None:
     body = b'{"model": "default", "messages": [{"role": "user", "content": "' + \
         b"x" * (5 * 1024 * 1024) + b'"}]}'
     response = httpx.post(f"{served.url}/v1/chat/completions", content=body, timeout=30,
-                          headers={"Authorization": f"Bearer {KEY}"})
+                          headers={"Authorization": f"Bearer {KEY}",
+                                   "Content-Type": "application/json"})
     assert response.status_code == 413
 
 

@@ -24,6 +24,7 @@ LIMIT = 4 * 1024 * 1024
 HEAD = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         b"Authorization: Bearer " + KEY.encode() + b"\r\nContent-Type: application/json\r\n")
 ERROR_FIELDS = {"message", "type", "param", "code"}
+JSON_KEY = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -244,12 +245,10 @@ def test_supported_parameters_of_the_right_type_are_accepted(served: Gateway) ->
 def test_every_error_status_has_openai_shape(served: Gateway) -> None:
     url = f"{served.url}/v1/chat/completions"
     cases = [
-        (httpx.post(url, content=b"{nope", timeout=10,
-                    headers={"Authorization": f"Bearer {KEY}"}), 400),
+        (httpx.post(url, content=b"{nope", timeout=10, headers=JSON_KEY), 400),
         (httpx.post(url, json={"model": "default", "messages": USER}, timeout=10), 401),
         (post(served, "/v1/chat/completions", {"model": "nosuch", "messages": USER}), 404),
-        (httpx.post(url, content=b"x" * (LIMIT + 1), timeout=30,
-                    headers={"Authorization": f"Bearer {KEY}"}), 413),
+        (httpx.post(url, content=b"x" * (LIMIT + 1), timeout=30, headers=JSON_KEY), 413),
     ]
     for response, status in cases:
         assert response.status_code == status, response.text

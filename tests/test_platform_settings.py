@@ -53,7 +53,8 @@ def test_config_set_refuses_a_bad_setting(hermes, serving: Path, name: str, valu
 def test_an_unknown_setting_is_refused_with_the_closest_name(hermes, serving: Path) -> None:
     before = serving.read_bytes()
     refused(hermes("config", "set", f"{KEY}.prot", "8000"), f"{KEY}.prot: unknown key",
-            'did you mean "port"', "host, max_body_bytes, max_concurrency, port, read_timeout")
+            'did you mean "port"', "allowed_hosts, header_timeout, host, max_body_bytes, "
+            "max_client_connections, max_concurrency, port, read_timeout")
     assert serving.read_bytes() == before
 
 

@@ -106,6 +106,8 @@ def test_readme_secret_command_runs_as_written(command: str, environ: dict[str, 
 def test_the_command_the_gateway_recommends_works(environ: dict[str, str], root: Path,
                                                   tmp_path: Path) -> None:
     exposed = ["platforms=api_server", "platforms.enabled.api_server.settings.host=0.0.0.0"]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".env").write_text("API_SERVER_KEY=short\n")  # a missing key would be created
     refused = subprocess.run([sys.executable, "-m", "hermes", "gateway", "run", *exposed],
                              env=environ, capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2, refused.stderr

@@ -68,8 +68,18 @@ def set_value(home: Home, key: str, value: str, environ: Mapping[str, str], *,
             notes = override_notes(home, environ, key, value, doc.get(key))
     else:
         set_path(doc, parts, parse_for_key(key, value))
-    _validate_and_write(home, doc, environ)
+    missing = _validate_and_write(home, doc, environ)
+    if parts[0] == "platforms":  # an API server enabled without a key gets one
+        notes = [*notes, *_create_api_keys(home, environ, missing)]
     return Edit(str(home.config_file), notes)
+
+
+def _create_api_keys(home: Home, environ: Mapping[str, str], missing: list[str]) -> list[str]:
+    from hermes.config.api_keys import create_missing_keys
+    from hermes.config.compose import compose_config
+
+    composed = compose_config(home, environ, [f"{key}={_PLACEHOLDER}" for key in missing])
+    return create_missing_keys(home, environ, composed.config, composed.raw)
 
 
 def set_paths(home: Home, values: Mapping[str, Any], environ: Mapping[str, str]) -> Edit:
@@ -173,11 +183,13 @@ def remove_choice(doc: Any, group: str) -> bool:
     return False
 
 
-def _validate_and_write(home: Home, doc: Any, environ: Mapping[str, str]) -> None:
+def _validate_and_write(home: Home, doc: Any, environ: Mapping[str, str]) -> list[str]:
+    """Write ``doc`` if it composes; the required keys still unset."""
     text = dump_roundtrip(doc)
-    missing_values(home, environ, profile_text=text)
+    missing = missing_values(home, environ, profile_text=text)
     private_dir(home.path)
     atomic_write(home.config_file, text, mode=0o600)
+    return missing
 
 
 def missing_values(home: Home, environ: Mapping[str, str], *,

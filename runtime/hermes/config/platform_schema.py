@@ -78,20 +78,39 @@ def _route_name(name: str) -> str:
     return name
 
 
-class ApiServerSettings(PlatformSettings):
-    """``kind: api_server``: the OpenAI-compatible HTTP API."""
+class ListenerSettings(PlatformSettings):
+    """What the platforms served on the gateway's HTTP listener share: the address, and the
+    deadlines and limits every client meets there (platforms and profiles on one address
+    get the strictest)."""
 
     host: NonBlank = "127.0.0.1"
-    """Address to listen on; beyond loopback the profile needs a key of 16+ characters
-    (``API_SERVER_KEY`` in its ``.env``)."""
+    """Address to listen on."""
     port: Annotated[Integer, Field(ge=0, le=65535)] = 8642
     """TCP port (0: any free port, shown by ``hermes gateway status``)."""
+    header_timeout: Annotated[Number, Field(gt=0)] = 10.0
+    """Seconds a request's whole header may take to arrive (from its first byte, or from
+    the connection when it is new); past it the connection is answered 408 and closed."""
+    read_timeout: Annotated[Number, Field(gt=0)] = 30.0
+    """Seconds a request's whole body may take to arrive (not renewed by each byte); past
+    it 408 and the connection is closed."""
+    max_client_connections: Annotated[Integer, Field(ge=1)] = 32
+    """Connections one client address may hold open at once; the next one is answered 503
+    and closed (behind a reverse proxy every client is the proxy's address: raise it)."""
+
+
+class ApiServerSettings(ListenerSettings):
+    """``kind: api_server``: the OpenAI-compatible HTTP API. Clients always need the key
+    (``API_SERVER_KEY`` in the profile's ``.env``, 16+ characters; created when missing)."""
+
     max_concurrency: Annotated[Integer, Field(ge=1)] = 8
     """Turns the profile runs at once; a request past them is answered 429."""
     max_body_bytes: Annotated[Integer, Field(ge=1)] = 4 * 1024 * 1024
     """Largest request body, counted as it arrives (chunked bodies too); past it 413."""
-    read_timeout: Annotated[Number, Field(gt=0)] = 30.0
-    """Seconds a request body may stall before the connection is cut (408)."""
+    allowed_hosts: list[NonBlank] = Field(default_factory=list)
+    """Host names clients may reach the API by besides the bound address (and, on loopback
+    or a wildcard address, the loopback names): a reverse proxy's public name, this
+    machine's DNS name. Any other ``Host`` is refused (403: DNS rebinding); ``*`` allows
+    every name."""
 
 
 class MessagingSettings(PlatformSettings):
@@ -274,20 +293,28 @@ class WebhookRoute(PlatformSettings):
         return value
 
 
-class WebhookSettings(PlatformSettings):
+class ReplayRetention(PlatformSettings):
+    """How long, and how many, signatures of ``signature: github`` deliveries are kept to
+    refuse the same signed body sent again (GitHub signs no timestamp)."""
+
+    seconds: Annotated[Number, Field(gt=0)] = 7 * 24 * 3600.0
+    """Seconds a delivery's signature is remembered (7 days)."""
+    entries: Annotated[Integer, Field(ge=1)] = 10_000
+    """Signatures remembered per route at most; past it the oldest are forgotten first."""
+
+
+class WebhookSettings(ListenerSettings):
     """``kind: webhook``: ``POST /webhooks/<route>`` on the gateway's HTTP server (the API
     server's listener when host and port are the same)."""
 
-    host: NonBlank = "127.0.0.1"
-    """Address to listen on."""
-    port: Annotated[Integer, Field(ge=0, le=65535)] = 8642
-    """TCP port (0: any free port, shown by ``hermes gateway status``)."""
     max_body_bytes: Annotated[Integer, Field(ge=1)] = 1024 * 1024
     """Largest delivery, counted as it arrives; past it 413."""
-    read_timeout: Annotated[Number, Field(gt=0)] = 30.0
-    """Seconds a delivery's body may stall before the connection is cut (408)."""
     replay_window: Annotated[Number, Field(gt=0)] = 300.0
-    """Seconds a signed timestamp is accepted, and a delivery id remembered as seen."""
+    """Seconds a signed timestamp is accepted; a delivery whose signature (or id) was seen
+    within it is answered ``duplicate`` and not run again."""
+    replay_retention: ReplayRetention = Field(default_factory=ReplayRetention)
+    """For ``signature: github`` routes: the signatures seen, kept in the profile's home
+    across restarts (``webhooks/``, 0600) for this long and at most this many."""
     routes: dict[Annotated[str, AfterValidator(_route_name)], WebhookRoute] = Field(
         default_factory=dict)
     """The routes, by name (the last part of the URL)."""

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -139,6 +140,7 @@ class Gateway:
 
     def _build(self, home: Home) -> _Profile:
         from hermes.config import compose_config
+        from hermes.config.api_keys import create_missing_keys
         from hermes.container import build_runtime
 
         environ = self.environ | {"HERMES_HOME": str(home.path)}
@@ -150,12 +152,18 @@ class Gateway:
             raise ConfigError(f"profile {home.name} enables no platform — enable the API "
                               f"server with `hermes -p {home.name} config set platforms "
                               "api_server`", key="platforms")
-        self.grace = composed.config.gateway.shutdown_grace
         home.ensure()
+        created = create_missing_keys(home, environ, composed.config, composed.raw)
+        if created:  # an API server without its key: it has one now
+            composed = compose_config(home, environ, self.overrides, hydra_in_child=True)
+        self.grace = composed.config.gateway.shutdown_grace
         stack = contextlib.ExitStack()
         runtime = stack.enter_context(build_runtime(home, composed.config, environ))
         log = gateway_logger(home, environ, composed.config.secrets.environment_files)
         stack.callback(close_logger, log)
+        for note in created:
+            sys.stderr.write(f"hermes gateway: {home.name}: {note}\n")
+            log.info("API server key created", extra={"fields": {"file": str(home.env_file)}})
         service = ProfileService(home, runtime, log)
         return _Profile(home, service, stack)
 

@@ -63,12 +63,14 @@ class Served:
     """One profile behind this listener."""
 
     service: ProfileService
-    key: str | None
-    """The bearer key clients must send; None only on loopback."""
+    key: str
+    """The bearer key clients must send (always one)."""
     responses: ResponseStore
 
 
 ROUTES = "/v1/chat/completions, /v1/responses, /v1/responses/{id}, /v1/models, /health"
+JSON_BODIES = frozenset({"/v1/chat/completions", "/v1/responses"})
+"""The routes that take a body: a POST there must be ``application/json`` (``guard``)."""
 
 
 def create_app(served: dict[str, Served], ready: Callable[[], bool], limits: BodyLimits,
@@ -92,15 +94,20 @@ class _Api:
         self.served = served
         self.ready = ready
 
-    async def health(self) -> JSONResponse:
-        profiles = {name: {"ready": self.ready() and not s.service.draining,
-                           "active_turns": s.service.active_turns}
-                    for name, s in self.served.items()}
+    async def health(self, request: Request) -> JSONResponse:
+        """The status for anyone; the profiles (names, turns) only for their key."""
         if not self.ready():
-            return JSONResponse({"status": "starting", "profiles": profiles}, status_code=503)
-        ready = all(p["ready"] for p in profiles.values())
-        return JSONResponse({"status": "ok" if ready else "draining", "profiles": profiles},
-                            status_code=200 if ready else 503)
+            status = "starting"
+        else:
+            draining = any(s.service.draining for s in self.served.values())
+            status = "draining" if draining else "ok"
+        body: dict[str, Any] = {"status": status}
+        shown = {name: {"ready": status != "starting" and not s.service.draining,
+                        "active_turns": s.service.active_turns}
+                 for name, s in self.served.items() if _authorized(request, s.key)}
+        if shown:
+            body["profiles"] = shown
+        return JSONResponse(body, status_code=200 if status == "ok" else 503)
 
     async def models(self, request: Request) -> dict[str, Any]:
         allowed = [name for name, s in self.served.items() if _authorized(request, s.key)]
@@ -296,9 +303,7 @@ def _session_header(request: Request) -> str:
     return value
 
 
-def _authorized(request: Request, key: str | None) -> bool:
-    if key is None:
-        return True
+def _authorized(request: Request, key: str) -> bool:
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(),
                                                               key.encode())

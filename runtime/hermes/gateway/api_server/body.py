@@ -6,7 +6,8 @@ route, model call or session ever holds more than ``max_body_bytes``:
 - a ``Content-Length`` past the limit is answered 413 before a byte is read;
 - any body (chunked ones carry no length) is counted as it arrives and answered 413
   once past the limit;
-- a body that sends nothing for ``read_timeout`` seconds is answered 408;
+- a body not whole within ``read_timeout`` seconds of its first read is answered 408 (the
+  deadline is for the whole body: a byte now and then does not renew it);
 - a client that hangs up mid-body is one line in the log.
 
 413 and 408 close the connection: the rest of the body is never read.
@@ -62,7 +63,7 @@ def limit_bodies(app: App, limits: BodyLimits, log: logging.Logger) -> App:
             body = await _read_body(scope, receive, limits)
         except WireError as exc:
             _note(log, exc.message, scope)
-            return await _refuse(exc, send)
+            return await refuse(exc, send)
         except _HungUp as exc:
             _note(log, "client hung up mid-body", scope, received=exc.received)
             return None
@@ -76,11 +77,13 @@ async def _read_body(scope: Scope, receive: Receive, limits: BodyLimits) -> byte
         raise _too_large(limits)
     chunks: list[bytes] = []
     size = 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limits.read_timeout
     while True:
         try:
-            message = await asyncio.wait_for(receive(), limits.read_timeout)
+            message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0.0))
         except TimeoutError:
-            raise WireError(408, f"the request body stalled: nothing arrived for "
+            raise WireError(408, f"the request body did not arrive whole within "
                                  f"{limits.read_timeout:g} s", code="request_timeout") from None
         if message["type"] == "http.disconnect":
             raise _HungUp(size)
@@ -107,7 +110,8 @@ def _too_large(limits: BodyLimits) -> WireError:
                      code="request_too_large")
 
 
-async def _refuse(error: WireError, send: Send) -> None:
+async def refuse(error: WireError, send: Send) -> None:
+    """Answer ``error`` and close the connection (a body that was not read stays unread)."""
     body = json.dumps(error.body()).encode()
     await send({"type": "http.response.start", "status": error.status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),

@@ -3,26 +3,29 @@
 Profiles of one gateway whose API servers name the same host and port share one
 listener; the request's ``model`` picks the profile. Other platforms mount their
 paths on the same listeners (``Listener.mounts``: the webhook platform's
-``/webhooks/``). Bound beyond loopback, a
-profile must have a real key (``API_SERVER_KEY`` in its ``.env``, 16 characters
-or more, no placeholder); a key that is set is always checked.
+``/webhooks/``). Every profile must have a real key (``API_SERVER_KEY`` in its ``.env``,
+16 characters or more, no placeholder; ``hermes.config.api_keys`` creates one when it is
+unset), on loopback too: sandboxed commands and web pages reach loopback. The API's
+requests pass ``guard`` (Host, Origin, JSON bodies); every connection to a listener
+meets ``connections`` (header and body deadlines, a cap per client address).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hermes.config.platform_schema import ApiServerSettings
+from hermes.config.platform_schema import ApiServerSettings, ListenerSettings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError, UserError
-from hermes.gateway.api_server.app import Served, create_app
+from hermes.gateway.api_server.app import JSON_BODIES, Served, create_app
 from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send
+from hermes.gateway.api_server.connections import ConnectionLimits, limited_protocol
+from hermes.gateway.api_server.guard import HostRule, guard_requests, is_loopback
 from hermes.gateway.api_server.responses import ResponseStore
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
 from hermes.gateway.service import ProfileService
@@ -45,8 +48,7 @@ class ApiServerPlatform(PlatformAdapter):
         assert isinstance(settings, ApiServerSettings)  # the schema types it by ``kind``
         self.settings = settings
         service.max_concurrency = settings.max_concurrency
-        self.key = config.token or None
-        _check_key(name, settings.host, self.key)
+        self.key = _checked_key(name, settings.host, config.token)
 
     async def start(self, on_message: MessageHandler) -> None:
         served = Served(self.service, self.key,
@@ -80,7 +82,8 @@ class Listeners:
         """Serve ``profile`` on the listener of its address (started on first use); profiles
         sharing a listener share the strictest of their body limits."""
         limits = BodyLimits(settings.max_body_bytes, settings.read_timeout)
-        listener = await self.listener(settings.host, settings.port, limits, served.service.log)
+        listener = await self.listener(settings, limits, served.service.log)
+        listener.host_rule.allow(settings.allowed_hosts)
         if listener.served:
             listener.limits.tighten(settings.max_body_bytes, settings.read_timeout)
         else:  # the first API profile here (another platform may have started it)
@@ -89,15 +92,19 @@ class Listeners:
         listener.served[profile] = served
         return listener.address
 
-    async def listener(self, host: str, port: int, limits: BodyLimits, log: logging.Logger
-                       ) -> Listener:
-        """The listener of ``host:port``, started on first use (``limits`` apply to its API
-        paths until an API profile brings its own)."""
-        listener = self._listeners.get((host, port))
+    async def listener(self, settings: ListenerSettings, limits: BodyLimits,
+                       log: logging.Logger) -> Listener:
+        """The listener of ``settings.host:port``, started on first use (``limits`` apply to
+        its API paths until an API profile brings its own); its connection limits become
+        the strictest of everyone's on it."""
+        address = (settings.host, settings.port)
+        listener = self._listeners.get(address)
         if listener is None:
-            listener = Listener(host, port, lambda: self.ready, limits, log)
+            listener = Listener(*address, lambda: self.ready, limits, log,
+                                ConnectionLimits.of(settings))
             await listener.start()
-            self._listeners[(host, port)] = listener
+            self._listeners[address] = listener
+        listener.connections.tighten(ConnectionLimits.of(settings))
         return listener
 
     async def stop(self, host: str, port: int) -> None:
@@ -116,11 +123,14 @@ class Listener:
     and the apps in ``mounts`` by path prefix."""
 
     def __init__(self, host: str, port: int, ready: Callable[[], bool], limits: BodyLimits,
-                 log: logging.Logger):
+                 log: logging.Logger, connections: ConnectionLimits):
         self.host, self.port = host, port
         self.ready = ready
         self.limits = limits
         self.log = log
+        self.connections = connections
+        self.host_rule = HostRule.for_address(host)
+        """The ``Host`` names its API answers to (``allowed_hosts`` of its profiles added)."""
         self.served: dict[str, Served] = {}
         self.mounts: dict[str, App] = {}
         """ASGI apps by path prefix (``/webhooks/``), asked before the API."""
@@ -133,9 +143,10 @@ class Listener:
 
         sock = _bind(self.host, self.port)
         self.address = _format_address(sock.getsockname())
-        app = _with_mounts(create_app(self.served, self.ready, self.limits, self.log),
-                           self.mounts)
-        config = uvicorn.Config(app, log_config=None,
+        api = guard_requests(create_app(self.served, self.ready, self.limits, self.log),
+                             self.host_rule, JSON_BODIES)
+        app = _with_mounts(api, self.mounts)
+        config = uvicorn.Config(app, log_config=None, http=limited_protocol(self.connections),
                                 log_level="warning", access_log=False, lifespan="off",
                                 server_header=False, timeout_keep_alive=30)
         self._server = _quiet_server(config)
@@ -212,23 +223,16 @@ def _format_address(name: Any) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _check_key(name: str, host: str, key: str | None) -> None:
-    if is_loopback(host):
-        return
+def _checked_key(name: str, host: str, key: str | None) -> str:
+    """``key`` if it is a real key; the API server always needs one (sandboxed commands
+    and, through DNS rebinding, web pages reach loopback too)."""
     where = f"platforms.enabled.{name}"
+    beyond = "" if is_loopback(host) else " beyond loopback"
+    fix = "set one with `hermes config set API_SERVER_KEY \"$(openssl rand -hex 24)\"`"
     if not key:
-        raise ConfigError(f"bound to {host} beyond loopback without a key — set one with "
-                          "`hermes config set API_SERVER_KEY \"$(openssl rand -hex 24)\"`",
-                          key=f"{where}.token")
+        raise ConfigError(f"bound to {host}{beyond} without a key — {fix}", key=f"{where}.token")
     if len(key) < MIN_KEY_CHARS or any(p in key.lower() for p in PLACEHOLDERS):
         raise ConfigError(f"the API key is too short or a placeholder (bound to {host}) — "
-                          f"use {MIN_KEY_CHARS}+ random characters", key=f"{where}.token")
+                          f"use {MIN_KEY_CHARS}+ random characters: {fix}",
+                          key=f"{where}.token")
+    return key

@@ -1,10 +1,12 @@
 """``POST /webhooks/<route>``: the ASGI app a listener mounts for the webhook platform.
 
-For each delivery, in order: the route must exist (404) and the method be POST (405);
-the body is read under the platform's limits (413 past ``max_body_bytes``, counted as
-it arrives; 408 when it stalls); the signature must be good and fresh (401, see
-``signature``); a delivery id already seen is answered 200 ``duplicate`` and not run
-again; the body must be JSON (400) and fill the route's template (422 naming the
+For each delivery, in order: the route must exist (404) and the method be POST (405); an
+``Origin`` header, which senders never send and browsers always do, must be the
+server's own (403); the body is read under the platform's limits (413 past
+``max_body_bytes``, counted as it arrives; 408 when not whole within ``read_timeout``);
+the signature must be good and fresh (401, see ``signature``); a delivery whose
+signature or id was seen is answered 200 ``duplicate`` and not run again (``replay``);
+the body must be JSON (400) and fill the route's template (422 naming the
 missing field); a turn slot must be free (429). Then the agent runs the prompt in a
 new session with only the route's toolsets: ``deliver: response`` answers 200 with
 the answer; a chat target answers 202 at once and sends the answer there.
@@ -23,8 +25,10 @@ from typing import Any
 
 from hermes.config.platform_schema import WebhookRoute
 from hermes.gateway.api_server.body import BodyLimits, Receive, Scope, Send, limit_bodies
+from hermes.gateway.api_server.guard import foreign_origin
 from hermes.gateway.api_server.wire import WireError
-from hermes.gateway.webhook.signature import SeenIds, Unauthorized, verify
+from hermes.gateway.webhook.replay import ReplayRecord
+from hermes.gateway.webhook.signature import Unauthorized, replay_keys, verify
 from hermes.gateway.webhook.template import TemplateError, render
 
 PREFIX = "/webhooks/"
@@ -38,7 +42,9 @@ class Hook:
     name: str
     route: WebhookRoute
     template: list[str | tuple[str, ...]]
-    seen: SeenIds
+    seen: ReplayRecord
+    window: float
+    """``replay_window``: how far a signed timestamp may be from now."""
     run: Callable[[Hook, str, str], Any]
     """``run(hook, prompt, delivery_id)`` -> ``(status, body)``, awaitable; takes the turn
     slot before its first await (``Busy`` -> 429)."""
@@ -81,7 +87,8 @@ class WebhookApp:
         if not self.ready() or not hook.accepting:
             return WireError(503, "the gateway is starting or stopping; retry in a moment",
                              "server_unavailable")
-        return None
+        headers = dict(scope.get("headers", ()))
+        return foreign_origin(headers.get(b"origin"), headers.get(b"host", b"").decode("latin-1"))
 
     async def _delivery(self, scope: Scope, receive: Receive, send: Send) -> None:
         hook = self.hooks[scope["path"][len(PREFIX):].rstrip("/")]
@@ -98,15 +105,16 @@ class WebhookApp:
                       ) -> tuple[int, dict[str, Any]]:
         route = hook.route
         try:
-            delivery_id = verify(route.signature, route.secret, headers, body, hook.seen.window)
+            delivery_id = verify(route.signature, route.secret, headers, body, hook.window)
         except Unauthorized as exc:
             raise WireError(401, str(exc), "authentication_error", code="bad_signature") from None
-        if not hook.seen.first_time(delivery_id, time.time()):
+        keys = replay_keys(route.signature, headers, delivery_id)
+        if not hook.seen.first_time(keys, time.time()):
             return 200, {"status": "duplicate", "route": hook.name, "delivery_id": delivery_id}
         try:
             return await self._run(hook, body, delivery_id)
         except BaseException:  # not taken: the sender's retry of it must run
-            hook.seen.forget(delivery_id)
+            hook.seen.forget(keys)
             raise
 
     async def _run(self, hook: Hook, body: bytes, delivery_id: str

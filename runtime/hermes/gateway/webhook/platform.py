@@ -3,7 +3,9 @@
 Its routes are served on the gateway's HTTP listener of ``settings.host:port`` (the
 API server's, when the address is the same), under ``/webhooks/``. Each delivery is
 a new session, non-interactive (a command that needs approval is refused), with only
-the route's ``toolsets``. Route secrets come from the home's ``.env`` by reference.
+the route's ``toolsets``. Route secrets come from the home's ``.env`` by reference. The
+deliveries each route took are recorded in the home (``webhooks/<platform>.<route>``,
+``replay``) so that none runs twice, across restarts too.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, 
 from hermes.gateway.delivery import TargetError, parse_target
 from hermes.gateway.service import Busy, Draining, ProfileService
 from hermes.gateway.webhook.app import PREFIX, Hook, WebhookApp
-from hermes.gateway.webhook.signature import SeenIds
+from hermes.gateway.webhook.replay import ReplayRecord
 from hermes.gateway.webhook.template import parse_template
 
 
@@ -45,17 +47,26 @@ class WebhookPlatform(PlatformAdapter):
                               f"{name}.settings.routes.github.prompt '...'` (see the README)",
                               key=f"platforms.enabled.{name}.settings.routes")
         self.hooks = {route_name: Hook(route_name, route, parse_template(route.prompt),
-                                       SeenIds(settings.replay_window), self._run)
+                                       self._record(route_name), settings.replay_window,
+                                       self._run)
                       for route_name, route in settings.routes.items()}
         self._background: set[asyncio.Task[None]] = set()
+
+    def _record(self, route_name: str) -> ReplayRecord:
+        """What the route took: signatures kept for ``replay_window`` seconds, or, on a
+        ``github`` route (no signed time), for ``replay_retention``."""
+        settings, retention = self.settings, self.settings.replay_retention
+        github = settings.routes[route_name].signature == "github"
+        path = self.service.home.path / "webhooks" / f"{self.name}.{route_name}"
+        return ReplayRecord(path, retention.seconds if github else settings.replay_window,
+                            retention.entries)
 
     async def start(self, on_message: MessageHandler) -> None:
         settings = self.settings
         limits = BodyLimits(settings.max_body_bytes, settings.read_timeout,
                             f"settings.max_body_bytes of the {self.name} platform")
         try:
-            listener = await self.listeners.listener(settings.host, settings.port, limits,
-                                                     self.service.log)
+            listener = await self.listeners.listener(settings, limits, self.service.log)
         except OSError as exc:
             raise cannot_listen(exc, settings.host, settings.port, self.service.name,
                                 self.name) from exc

@@ -1,18 +1,21 @@
-"""Who sent a webhook delivery: HMAC-SHA256 signatures, the replay window, seen ids.
+"""Who sent a webhook delivery: HMAC-SHA256 signatures, the replay window, replay keys.
 
 Two schemes, chosen per route (``signature``):
 
 - ``generic``: ``X-Webhook-Timestamp: <unix seconds>`` and
   ``X-Webhook-Signature: sha256=<hex of HMAC(secret, timestamp + "." + raw body)>``.
-  A timestamp further than ``replay_window`` from now is refused (stale), and so is
-  a delivery id seen within the window (``X-Webhook-Id``, else the signature):
-  a captured request can be replayed neither later nor sooner.
+  A timestamp further than ``replay_window`` from now is refused (stale); within it, a
+  delivery whose signature was seen is a replay: a captured request can be replayed
+  neither later nor sooner, under whatever ``X-Webhook-Id``.
 - ``github``: ``X-Hub-Signature-256: sha256=<hex of HMAC(secret, raw body)>``; the id is
-  ``X-GitHub-Delivery``. GitHub signs no timestamp, so only the seen-id cache stands
-  against replays (GitHub's own redelivery after the window runs again).
+  ``X-GitHub-Delivery``. GitHub signs no timestamp, so the signatures seen are kept
+  (``replay.ReplayRecord``, persisted, ``replay_retention``): the same body sent again
+  is refused until its signature is forgotten.
 
-Signatures are compared in constant time over bytes (a non-ASCII header cannot
-raise); ids are remembered only once the signature is good.
+The ids (``X-Webhook-Id``, ``X-GitHub-Delivery``) are not signed: they are remembered
+besides the signature, so a sender's retry signed anew under the same id runs once,
+but never instead of it. Signatures are compared in constant time over bytes (a
+non-ASCII header cannot raise); nothing is remembered unless the signature is good.
 """
 
 from __future__ import annotations
@@ -20,48 +23,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 GENERIC_SIGNATURE = "x-webhook-signature"
 GENERIC_TIMESTAMP = "x-webhook-timestamp"
 GENERIC_ID = "x-webhook-id"
 GITHUB_SIGNATURE = "x-hub-signature-256"
 GITHUB_ID = "x-github-delivery"
-MAX_SEEN = 100_000
-"""Ids remembered per route at most (the oldest are forgotten first)."""
 MAX_ID = 128
 """Longer delivery ids are remembered by their SHA-256 (memory stays bounded)."""
 
 
 class Unauthorized(Exception):
     """The delivery is not signed by the route's secret, or is stale or replayed."""
-
-
-@dataclass
-class SeenIds:
-    """Delivery ids seen in the last ``window`` seconds."""
-
-    window: float
-    _expiry: dict[str, float] = field(default_factory=dict)
-    _order: deque[tuple[float, str]] = field(default_factory=deque)
-
-    def first_time(self, delivery_id: str, now: float) -> bool:
-        """Remember ``delivery_id``; False if it was seen within the window."""
-        while self._order and (self._order[0][0] <= now or len(self._order) > MAX_SEEN):
-            expiry, old = self._order.popleft()
-            if self._expiry.get(old) == expiry:
-                del self._expiry[old]
-        if self._expiry.get(delivery_id, 0.0) > now:
-            return False
-        self._expiry[delivery_id] = now + self.window
-        self._order.append((now + self.window, delivery_id))
-        return True
-
-    def forget(self, delivery_id: str) -> None:
-        """A delivery that was not taken after all (refused, failed): its retry may run."""
-        self._expiry.pop(delivery_id, None)
 
 
 def verify(scheme: str, secret: str, headers: Mapping[str, str], body: bytes, window: float,
@@ -86,6 +60,12 @@ def verify(scheme: str, secret: str, headers: Mapping[str, str], body: bytes, wi
         raise Unauthorized(f"stale delivery: its timestamp is {age:+.0f} s from now, outside "
                            f"the replay window of {window:g} s")
     return _short(headers.get(GENERIC_ID) or given)
+
+
+def replay_keys(scheme: str, headers: Mapping[str, str], delivery_id: str) -> list[str]:
+    """What tells a verified delivery apart: its signature (what is signed) and its id."""
+    name = GITHUB_SIGNATURE if scheme == "github" else GENERIC_SIGNATURE
+    return [f"signature:{headers.get(name, '').strip()}", f"id:{delivery_id}"]
 
 
 def _short(delivery_id: str) -> str:
