@@ -79,12 +79,14 @@ class Gateway:
 
 @contextmanager
 def gateway(environ: dict[str, str], home: Path, args: Sequence[str] = (),
-            ready: bool = True) -> Iterator[Gateway]:
+            ready: bool = True, as_user: Sequence[str] = ()) -> Iterator[Gateway]:
     """``hermes gateway run ARGS`` for ``home``; unless ``ready`` is False, waits until its
-    API server listens (the port comes from the status file: no port can be stolen)."""
+    API server listens (the port comes from the status file: no port can be stolen).
+    ``as_user``: a command prefix that runs it as another user (``setpriv ... --``)."""
     log = Path(environ["HOME"]) / f"gateway-{time.monotonic_ns()}.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "hermes", "gateway", "run", *args],
+        proc = subprocess.Popen([*as_user, sys.executable, "-m", "hermes", "gateway", "run",
+                                 *args],
                                 env=environ, stdout=out, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
     running = Gateway(proc, home, log)

@@ -13,7 +13,9 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -172,15 +174,39 @@ def test_a_listener_takes_the_names_in_allowed_hosts(root: Path, environ: dict[s
             assert got.status_code == status, (host, got.text)
 
 
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+USERS = ["root", pytest.param("nobody", marks=pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to run the gateway as nobody"))]
+
+
+@contextmanager
+def gateway_home(user: str, root: Path, environ: dict[str, str]
+                 ) -> Iterator[tuple[Path, dict[str, str], Path, list[str]]]:
+    """``(root, environ, workspace, command prefix)`` for a gateway run by ``user``: as
+    nobody, a home and workspace it owns under /var/tmp."""
+    if user == "root":
+        workspace = root.parent / "work"
+        workspace.mkdir()
+        yield root, environ, workspace, []
+        return
+    base = Path(tempfile.mkdtemp(prefix="hermes-nobody-", dir="/var/tmp"))
+    try:
+        (base / "user").mkdir()
+        (base / "work").mkdir()
+        yield base / "user" / ".hermes", environ | {"HOME": str(base / "user")}, \
+            base / "work", NOBODY
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("user", USERS)
 @pytest.mark.parametrize("backend", backends())
 def test_a_sandboxed_command_cannot_drive_the_gateways_agent(
-        root: Path, environ: dict[str, str], backend: str, tmp_path: Path) -> None:
+        root: Path, environ: dict[str, str], backend: str, user: str) -> None:
     """The model runs curl against the API server from inside the sandbox, without the key
     and with ``$API_SERVER_KEY`` (absent from a command's environment): both 401."""
     if shutil.which("curl") is None:
         pytest.skip("needs curl")
-    workspace = tmp_path / "work"
-    workspace.mkdir()
     port: list[int] = []
 
     def curl() -> str:
@@ -190,12 +216,15 @@ def test_a_sandboxed_command_cannot_drive_the_gateways_agent(
         return (f"curl -s -o /dev/null -w 'plain=%{{http_code}} ' {post}; curl -s -o /dev/null "
                 f"-w 'env=%{{http_code}}' -H \"Authorization: Bearer $API_SERVER_KEY\" {post}")
 
-    with FakeLLM(fallback=responder(curl), strict=False) as llm:
-        configure(root, llm.openai_base_url, key=None, approvals__mode="off",
+    with FakeLLM(fallback=responder(curl), strict=False) as llm, \
+            gateway_home(user, root, environ) as (home, env, workspace, as_user):
+        configure(home, llm.openai_base_url, key=None, approvals__mode="off",
                   environment__cwd=str(workspace), environment__local__sandbox__backend=backend)
-        with gateway(environ, root) as gw:
+        for path in [workspace.parent, *workspace.parent.rglob("*")] if as_user else []:
+            os.chown(path, 65534, 65534)
+        with gateway(env, home, as_user=as_user) as gw:
             port.append(gw.port)
-            key = env_value(root / ".env", "API_SERVER_KEY")
+            key = env_value(home / ".env", "API_SERVER_KEY")
             answered = httpx.post(f"{gw.url}/v1/chat/completions", timeout=60,
                                   headers={"Authorization": f"Bearer {key}"},
                                   json={"model": "default",
