@@ -160,12 +160,18 @@ def test_a_missing_managed_secret_points_at_the_environment_file(
 
 
 def test_environment_file_values_are_redacted(hermes, managed, llm, tmp_path: Path) -> None:
-    """The CLI loads the environment files, so their values are secrets it redacts."""
+    """The CLI loads the environment files, so their values are secrets: the sandbox
+    hides the files from commands, and with it off their values are redacted."""
     env_file = tmp_path / "agenix" / "hermes-work.env"
-    llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"cat {env_file.name}"})]),
-             Reply("done"))
-    ok(hermes("-p", "work", "-z", "show the file", f"environment.cwd={env_file.parent}",
-              env=managed))
-    (result,) = llm.requests[-1].tool_results
-    assert "CUSTOM_API_KEY=<redacted>" in str(result.content)
+    for mode in ("workspace-write", "off"):
+        llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"cat {env_file.name}"})]),
+                 Reply("done"))
+        ok(hermes("-p", "work", "-z", "show the file", f"environment.cwd={env_file.parent}",
+                  f"environment.local.sandbox.mode={mode}", env=managed))
+        (result,) = llm.requests[-1].tool_results
+        shown = json.loads(str(result.content))
+        if mode == "off":
+            assert "CUSTOM_API_KEY=<redacted>" in shown["output"]
+        else:
+            assert shown["exit_code"] != 0 and "CUSTOM_API_KEY" not in shown["output"]
     assert FILE_KEY not in json.dumps([request.body for request in llm.requests])
