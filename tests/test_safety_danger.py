@@ -18,12 +18,15 @@ from hermes.tools.shell import ShellSyntaxError, parse, parse_runnable
 
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """The table's paths assume ``$HOME``/``~/.hermes``: pin both to a scratch home."""
+    """The table's paths assume ``$HOME``/``~/.hermes``: pin both to a scratch home;
+    commands run in a project beside it (a directory holding the home would make every
+    ``rm -rf *`` there a delete of the home)."""
     home = tmp_path / "user"
     home.mkdir()
+    (tmp_path / "work").mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("HERMES_HOME", raising=False)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path / "work")
     return home
 
 
@@ -138,6 +141,8 @@ def test_wrapping_never_hides_a_danger(case: tuple[str, str], prefix: str, wrapp
         inner = inner.replace(" ", " \\\n  ", 1)
     if "`" in wrapping and "`" in command:
         wrapping = "echo $({cmd})"  # backticks do not nest unescaped: a different command
+    if inner.startswith("("):  # `$((` opens arithmetic, where bash runs nothing
+        wrapping = wrapping.replace("$({cmd}", "$( {cmd}")
     wrapped = wrapping.format(cmd=inner, quoted=_quote(inner))
     keys = {d.key for d in detect_dangers(wrapped)}
     assert key in keys or keys & {"delete_root", "unparseable"}, (wrapped, keys)
@@ -213,7 +218,9 @@ def test_the_lines_before_a_syntax_error_are_still_checked() -> None:
 def test_hermes_profiles_config_is_protected_wherever_the_root_is(
         tmp_path: Path, _home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Any profile's config.yaml and .env: through ~/.hermes, $HERMES_HOME, the root's
-    real path (also behind a symlink); a project's config.yaml is its own business."""
+    real path (also behind a symlink). A project's config.yaml may be edited in place
+    (``sed -i``), but replacing it (``>``, ``tee``, ``cp``, ``mv``) asks, as the
+    reference does; ``config.yaml.bak`` is another file."""
     root = tmp_path / "srv" / "hermes"
     (root / "profiles" / "work").mkdir(parents=True)
     (tmp_path / "link").symlink_to(root)
@@ -225,7 +232,10 @@ def test_hermes_profiles_config_is_protected_wherever_the_root_is(
         assert danger is not None and danger.key == "write_hermes_config", target
     for target in ("/srv/app/config.yaml", f"{tmp_path}/app/config.yaml", "config.yaml"):
         assert detect_dangers(f"sed -i 's/a/b/' {target}") == [], target
-        assert detect_dangers(f"echo 'a: 1' > {target}") == [], target
+        assert detect_dangers(f"echo 'a: 1' > {target}.bak") == [], target
+        for replace in (f"echo 'a: 1' > {target}", f"echo 'a: 1' | tee {target}",
+                        f"cp new.yaml {target}", f"mv new.yaml {target}"):
+            assert [d.key for d in detect_dangers(replace)] == ["write_project_config"], replace
     assert detect_danger("sed -i 's/a/b/' /srv/app/.env.local").key == "write_project_config"  # type: ignore[union-attr]
 
 

@@ -6,19 +6,22 @@ in-place editors (``sed -i``, ``perl -i``, ``ruby -i``), ``dd of=``,
 ``truncate``, ``curl -o``/``wget -O`` and deletions (``rm``, ``shred``). Each
 target is resolved as the shell would (``~``, ``$HOME``, ``$HERMES_HOME``,
 relative to the working directory, ``..`` collapsed, symlinks followed) and
-classified. A ``config.yaml`` is sensitive only in a Hermes profile (this one or
-any other under the root or ``~/.hermes``); a project's ``.env`` files always.
+classified: any Hermes profile's ``config.yaml`` and ``.env`` (this one or any
+other under the root or ``~/.hermes``), a project's ``.env`` files always. A
+project's ``config.yaml`` counts only when it is replaced whole
+(``replacement_targets``: ``>``, ``tee``, ``cp``, ``mv``), not edited in place.
 Look-alikes stay ordinary: ``config.yaml.bak``, ``.env#backup``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from hermes.home import default_root
 from hermes.tools.commands import SimpleCommand, is_option
@@ -50,6 +53,9 @@ class Whereabouts:
     """The Hermes root (``~/.hermes``): every profile's config and secrets are under it."""
     hermes_home: Path
     """This profile's home (``$HERMES_HOME``)."""
+    deadline: float = math.inf
+    """When matching globs against the file system stops (``time.monotonic()``):
+    ``detect_dangers`` gives each command line a bounded time."""
 
     @classmethod
     def of_process(cls) -> Whereabouts:
@@ -78,7 +84,18 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
     elif name == "dd":
         yield from (a[3:] for a in args if a.startswith("of="))
     elif name in ("curl", "wget"):
-        yield from _download_outputs(args)
+        yield from _download_outputs(args, "o" if name == "curl" else "O")
+
+
+def replacement_targets(cmd: SimpleCommand) -> list[str]:
+    """The files ``cmd`` replaces or appends to whole: redirections, ``tee``, and the
+    destinations of ``cp``/``mv``/``install`` (not in-place edits, downloads or deletes)."""
+    found = list(cmd.output_files)
+    if cmd.name == "tee":
+        found += _without_option_values(cmd.args, set())
+    elif cmd.name in ("cp", "mv", "install"):
+        found += _copy_destinations(cmd.args, [a for a in cmd.args if not is_option(a)])
+    return found
 
 
 def _without_option_values(args: list[str], value_options: set[str]) -> list[str]:
@@ -129,10 +146,13 @@ def _sed_files(args: list[str]) -> list[str]:
     return operands if has_script_option else operands[1:]
 
 
-def _download_outputs(args: list[str]) -> list[str]:
+def _download_outputs(args: list[str], letter: str) -> list[str]:
+    """``-o FILE`` (also clustered: curl's ``-so FILE``, wget's ``-qO FILE``),
+    ``--output FILE``, ``--output=FILE``."""
     found: list[str] = []
     for index, arg in enumerate(args[:-1]):
-        if arg in ("-o", "--output", "-O", "--output-document"):
+        clustered = re.fullmatch(f"-[A-Za-z]*{letter}", arg) is not None
+        if clustered or arg in ("-o", "--output", "-O", "--output-document"):
             found.append(args[index + 1])
     found.extend(a.split("=", 1)[1] for a in args
                  if a.startswith(("--output=", "--output-document=")))
@@ -163,42 +183,22 @@ def expand(target: str, where: Whereabouts) -> str:
     return posixpath.expanduser(text) if text.startswith("~") else text
 
 
-def hard_delete(target: str, where: Whereabouts) -> tuple[str, str] | None:
-    """``(danger key, reason)`` when deleting ``target`` recursively deletes a home
-    directory (``~``, ``$HOME``, ``~/*``, ``/home/NAME``) or a top-level system
-    directory (``/etc``, ``/usr/*``, ``~/..``); the root itself is ``rm_scope``'s."""
-    text = expand(target.rstrip("*") or target, where)
-    if not text.startswith("/"):
-        return None  # relative to a directory a `cd` before it may have changed
-    path = PurePosixPath(posixpath.normpath("/" + text.lstrip("/")))
-    homes = {PurePosixPath(posixpath.normpath(str(where.user_home))),
-             PurePosixPath(os.path.realpath(where.user_home))}
-    parts = path.parts[1:]
-    if path in homes or (len(parts) == 2 and parts[0] in ("home", "Users")):
-        return "delete_home", f"recursive delete of a home directory ({target})"
-    if len(parts) == 2 and parts[0] == "private":  # macOS: /etc is /private/etc
-        parts = parts[1:]
-    if len(parts) == 1 and parts[0] in SYSTEM_DIRS:
-        spelled = "" if target == str(path) else f" ({target})"
-        return "delete_system", f"recursive delete of the system directory {path}{spelled}"
-    return None
-
-
 def classify(path: Path, where: Whereabouts) -> tuple[str, str] | None:
     """``(danger key, what the file is)`` for a sensitive path, else None."""
-    home = Path(os.path.realpath(where.user_home))
-    for names, key, what in ((CREDENTIAL_PATHS, "write_credentials", "credentials"),
-                             (SHELL_STARTUP, "write_shell_startup", "runs at login")):
-        for name in names:
-            if _within(path, home / name):
-                return key, f"~/{name} ({what})"
+    text = str(path)
+    home = os.path.realpath(where.user_home)
+    if _within(text, home):
+        for names, key, what in ((CREDENTIAL_PATHS, "write_credentials", "credentials"),
+                                 (SHELL_STARTUP, "write_shell_startup", "runs at login")):
+            for name in names:
+                if _within(text, f"{home}/{name}"):
+                    return key, f"~/{name} ({what})"
     hermes_dirs = (where.hermes_root, where.hermes_home, where.user_home / ".hermes")
-    for base in {Path(os.path.realpath(directory)) for directory in hermes_dirs}:
-        if _within(path, base) and (path.name in HERMES_FILES or "conf" in
-                                     path.relative_to(base).parts[:-1]):
+    for base in {os.path.realpath(directory) for directory in hermes_dirs}:
+        if _within(text, base) and (path.name in HERMES_FILES or "conf" in
+                                     text[len(base):].split("/")[1:-1]):
             return "write_hermes_config", f"{path.name} of a Hermes profile"
-    parts = path.parts
-    if parts[1:2] == ("etc",) or parts[1:3] == ("private", "etc"):
+    if text.startswith(("/etc/", "/private/etc/")) or text in ("/etc", "/private/etc"):
         return "write_etc", "system configuration"
     name = path.name
     if (name == ".env" or name.startswith(".env.")) and name not in PROJECT_TEMPLATES:
@@ -206,5 +206,6 @@ def classify(path: Path, where: Whereabouts) -> tuple[str, str] | None:
     return None
 
 
-def _within(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
+def _within(path: str, base: str) -> bool:
+    """``path`` is ``base`` or under it (both absolute, normalised)."""
+    return path == base or path.startswith(base.rstrip("/") + "/")

@@ -3,12 +3,14 @@
 Each rule takes one unwrapped ``SimpleCommand`` (and where it runs) and yields
 ``(class key, reason)`` pairs; ``script_rules`` looks across the commands of
 one command line. Classes are described in ``danger.DANGER_CLASSES``; the rules
-on permissions and ownership live in ``danger_modes``.
+on permissions and ownership live in ``danger_modes``, on disks in ``danger_disks``,
+on programs that run commands though they are no shell in ``danger_escapes``.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import posixpath
 import re
 import socket
@@ -24,23 +26,21 @@ from hermes.tools.commands import (
     shell_operands,
     split_options,
 )
+from hermes.tools.danger_disks import DISK, disk_rule
+from hermes.tools.danger_escapes import escape_rule
 from hermes.tools.danger_modes import Finding, permission_rule, privilege_rule
 from hermes.tools.danger_paths import (
     Whereabouts,
     classify,
-    hard_delete,
+    replacement_targets,
     resolve,
     write_targets,
 )
+from hermes.tools.danger_places import protected_delete
 from hermes.tools.launchers import git_alias_definition, git_alias_expansion, git_subcommand
 
 Rule = Callable[[SimpleCommand, Whereabouts], Iterator[Finding]]
 
-DISK = re.compile(r"^/dev/(sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+|mmcblk\d+|disk\d+)"
-                  r"(p?\d+)?$")
-SYSTEM_DISK = re.compile(r"^/dev/(sda|hda|vda|xvda|nvme0n1|mmcblk0|disk0)(p?\d+)?$")
-HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr",
-                              "/dev/tty", "/dev/random", "/dev/urandom", "/dev/full"})
 FETCHERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request",
                       "GET", "nc", "ncat", "socat"})
 INTERPRETER_FLAGS = {  # interpreter: options whose value is code to run
@@ -100,12 +100,34 @@ def rm_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
     if not recursive:
         return
     for target in operands:
-        if rm_scope(target) == "root":
-            yield "delete_root", f"recursive delete of the root filesystem ({target})"
-        elif (found := hard_delete(target, where)) is not None:
-            yield found
+        yield from _hard_deletes(target, where)
     shown = " ".join(operands) or "(no target)"
     yield "recursive_delete", f"recursive delete of {shown} (rm -r)"
+
+
+def _hard_deletes(target: str, where: Whereabouts,
+                  how: str = "recursive delete of") -> Iterator[Finding]:
+    """The refused-always finding for deleting all of ``target``, if there is one."""
+    if rm_scope(target) == "root":
+        yield "delete_root", f"{how} the root filesystem ({target})"
+    elif (found := protected_delete(target, where)) is not None:
+        key, reason = found
+        yield key, reason.replace("recursive delete of", how, 1)
+
+
+def rsync_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    """``rsync --delete SRC DEST`` deletes what DEST holds that SRC lacks: from an
+    empty SRC, all of DEST."""
+    if cmd.name != "rsync" or not any(a == "--del" or a.startswith("--delete")
+                                      for a in cmd.args):
+        return
+    operands = split_options(cmd.args)[1]
+    if len(operands) < 2:
+        return
+    destination = operands[-1]
+    if not re.match(r"^[^/]*:", destination):  # host:path and rsync:// are not here
+        yield from _hard_deletes(destination, where, "rsync --delete into")
+    yield "recursive_delete", f"rsync --delete deletes what {destination} holds beyond the source"
 
 
 def rm_scope(target: str) -> str | None:
@@ -126,9 +148,36 @@ def rm_scope(target: str) -> str | None:
     return None
 
 
+FIND_GLOBAL = frozenset({"-depth", "-xdev", "-mount", "-noleaf", "-ignore_readdir_race",
+                         "-d", "-daystart", "-follow", "-delete", "-H", "-L", "-P"})
+FIND_VALUED = frozenset({"-mindepth", "-maxdepth", "-D", "-O"})
+
+
 def find_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
-    if cmd.name == "find" and "-delete" in cmd.args:
-        yield "find_delete", "find -delete deletes every file it matches"
+    if cmd.name != "find" or "-delete" not in cmd.args:
+        return
+    starts, tests = _find_parts(cmd.args)
+    if not tests:  # nothing filters what it deletes: all of each starting point
+        for start in starts or ["."]:
+            yield from _hard_deletes(start, where, "find -delete of")
+    yield "find_delete", "find -delete deletes every file it matches"
+
+
+def _find_parts(args: list[str]) -> tuple[list[str], list[str]]:
+    """``(starting points, the tests and actions other than global options)``."""
+    options = [a for a in args[:3] if a in ("-H", "-L", "-P")]
+    rest = args[len(options):]
+    starts = list(itertools.takewhile(lambda a: not a.startswith(("-", "(", "!")), rest))
+    tests: list[str] = []
+    skip = False
+    for arg in rest[len(starts):]:
+        if skip:
+            skip = False
+        elif arg in FIND_VALUED:
+            skip = True
+        elif arg not in FIND_GLOBAL:
+            tests.append(arg)
+    return starts, tests
 
 
 # ------------------------------------------------------------ code to run
@@ -261,6 +310,10 @@ def _remove_verb(args: list[str], verbs: set[str]) -> str | None:
 
 
 def write_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
+    for target in replacement_targets(cmd):
+        if posixpath.basename(target) == "config.yaml" and \
+                classify(resolve(target, where), where) is None:
+            yield "write_project_config", f"replaces {target}: a project's config.yaml"
     for target in write_targets(cmd):
         if DISK.match(target):
             yield "write_disk", f"overwrites the disk device {target}"
@@ -271,21 +324,6 @@ def write_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
         if found is not None:
             key, what = found
             yield key, f"writes {target}: {what}"
-
-
-def disk_rule(cmd: SimpleCommand, where: Whereabouts) -> Iterator[Finding]:
-    if cmd.name == "dd":
-        sources = [a[3:] for a in cmd.args if a.startswith("if=")]
-        outputs = [a[3:] for a in cmd.args if a.startswith("of=")]
-        if any(o.startswith("/dev/") and o not in HARMLESS_DEVICES and not DISK.match(o)
-               for o in outputs) or sources:
-            yield "dd_device", f"dd copies raw data ({' '.join(cmd.args)})"
-    if cmd.name.startswith("mkfs") or cmd.name in ("mke2fs", "mkswap", "wipefs"):
-        devices = [a for a in cmd.args if a.startswith("/dev/")]
-        if any(SYSTEM_DISK.match(device) for device in devices):
-            yield "format_system_disk", f"formats the system disk ({' '.join(devices)})"
-        else:
-            yield "format_filesystem", f"creates or wipes a filesystem ({cmd.name})"
 
 
 # ----------------------------------------------------- git, power, processes
@@ -405,9 +443,9 @@ def _names_metadata_host(word: str) -> bool:
 
 
 COMMAND_RULES: tuple[Rule, ...] = (
-    computed_rule, rm_rule, find_rule, code_rule, package_rule, write_rule, disk_rule,
+    computed_rule, rm_rule, rsync_rule, find_rule, code_rule, package_rule, write_rule, disk_rule,
     permission_rule, privilege_rule, git_rule, power_rule, process_rule, service_rule,
-    sudo_rule, metadata_rule,
+    sudo_rule, metadata_rule, escape_rule,
 )
 
 
