@@ -27,7 +27,6 @@ from typing import Any
 
 from hermes.environments.sandbox import landlock_sys as sys_
 from hermes.environments.sandbox.base import Backend
-from hermes.environments.sandbox.landlock import grants
 from hermes.environments.sandbox.launcher import find_perl, perl_command
 from hermes.environments.sandbox.policy import TMP, SandboxPolicy, within
 
@@ -117,6 +116,9 @@ class Bubblewrap(Backend):
                  "the machine's /tmp is not visible: each session gets one of its own, which "
                  "the file tools see as /tmp too (a working directory, allow_write entry or "
                  "PATH directory under /tmp stays visible)"]
+        for holder in sorted(_holders(policy)):
+            notes.append(f"{holder} would hold a start-up file: commands cannot make "
+                         f"anything directly in it, nor remove or rename its entries")
         if policy.network:
             notes.append("Unix socket files in visible paths (an ssh agent, D-Bus) can be "
                          "reached")
@@ -140,8 +142,10 @@ def arguments(policy: SandboxPolicy) -> list[str]:
     readable = [*policy.programs, *([policy.cwd] if policy.cwd not in policy.writable else [])]
     for path in readable:  # read-only: a working directory or PATH entry in /tmp stays
         args += ["--ro-bind", str(path), str(path)]
-    for path in _writable(policy):
-        args += ["--bind", str(path), str(path)]
+    for path in policy.writable:
+        if path.is_dir():
+            args += ["--bind", str(path), str(path)]
+    args += _start_up_files(policy)
     for path in policy.existing_hidden():
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
@@ -153,18 +157,45 @@ def arguments(policy: SandboxPolicy) -> list[str]:
     return [*args, "--chdir", str(policy.cwd)]
 
 
-def _writable(policy: SandboxPolicy) -> Iterator[Path]:
-    """What is bound writable: each writable directory, or, where start-up files lie in
-    it, its entries one by one around them (its own entries cannot then be made)."""
-    for root in policy.writable:
-        if not root.is_dir():
+def _start_up_files(policy: SandboxPolicy) -> list[str]:
+    """Mounts that keep the start-up files in writable directories unchanged: each one
+    that exists read-only over itself; where one is missing, the directory that would
+    hold it read-only with its entries bound writable again one by one (so nothing can
+    be made directly in it, and only its own entries cannot be removed or renamed)."""
+    args: list[str] = []
+    for directory in sorted(_holders(policy), key=lambda path: len(path.parts)):
+        args += ["--ro-bind", str(directory), str(directory)]
+        for entry in _entries(directory):  # a start-up file among them: read-only below
+            args += ["--bind", str(entry), str(entry)]
+    for path in policy.protected:
+        if os.path.lexists(path) and not os.path.islink(path):
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _holders(policy: SandboxPolicy) -> set[Path]:
+    """The nearest existing directory of each missing start-up file (in a writable one)."""
+    found = set()
+    for path in policy.protected:
+        if os.path.lexists(path):
             continue
-        if not any(within(path, root) for path in policy.protected):
-            yield root
-            continue
-        for path in grants(root, policy.protected, {}):
-            if os.path.lexists(path) and not os.path.islink(path):
-                yield path
+        holder = path.parent
+        while not holder.is_dir() and holder != holder.parent:
+            holder = holder.parent
+        if any(within(holder, root) for root in policy.writable):
+            found.add(holder)
+    return found
+
+
+def _entries(directory: Path) -> Iterator[Path]:
+    """A directory's entries that can be bound (not links: a bind lands on the target)."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if not entry.is_symlink():
+                    yield Path(entry.path)
+    except OSError:
+        return
 
 
 def unix_sockets(policy: SandboxPolicy) -> list[str]:
