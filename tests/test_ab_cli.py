@@ -303,4 +303,4 @@ def test_a_run_cannot_write_into_the_real_profile(hermes, configured: Path,
     ok(hermes("ab", "provider.model=intruder", "-q", f"overwrite {memory}", "--yolo"))
     assert memory.read_bytes() == before
     (result,) = [r for request in llm.requests for r in request.tool_results]
-    assert "the default profile (the Hermes root)" in str(result.content)
+    assert "Hermes root" in str(result.content) and "memory tool" in str(result.content)

@@ -145,6 +145,7 @@ def test_tick_exits_1_when_a_run_failed(hermes, root: Path, llm: FakeLLM) -> Non
 def test_a_target_without_chats_is_not_delivered(hermes, root: Path, llm: FakeLLM) -> None:
     (root / "config.yaml").write_text((root / "config.yaml").read_text() + (
         "platforms:\n  enabled:\n    api_server:\n      kind: api_server\n"
+        "      token: cron-test-key-0123456789\n"  # the API server never runs without one
         "      home_channel: somewhere\n"))
     job = added_id(ok(hermes("cron", "add", "every 1h", "Report", "--deliver", "api_server")))
     llm.script.push(Reply(text="The report."))
