@@ -150,6 +150,24 @@ def test_as_an_ordinary_user_the_same_holds(llm: FakeLLM, outside: Path) -> None
     assert "n" in results[2]["output"] and "CapEff:\t0000000000000000" in results[2]["output"]
 
 
+def test_as_an_ordinary_user_secrets_and_start_up_files_hold(llm: FakeLLM,
+                                                               outside: Path) -> None:
+    """As ``nobody`` with the home as the working directory: an exported key stays out
+    of commands, ``~/.bashrc`` cannot be changed, another file there can."""
+    _, environ = as_nobody(outside, llm)
+    user = Path(environ["HOME"])
+    for name, text in ((".bashrc", "# mine\n"), ("notes.txt", "one\n")):
+        (user / name).write_text(text)
+        os.chown(user / name, 65534, 65534)
+    results = one_shot(nobody(environ), llm, user, "auto",
+                       call("printenv OPENAI_API_KEY | rev; echo evil >> ~/.bashrc; "
+                            "echo two >> ~/notes.txt"),
+                       env={"OPENAI_API_KEY": "sk-nobody-exported-9f8e7d6c"})
+    assert "c6d7e8f9-detropxe-ydobon-ks" not in results[0]["output"]
+    assert (user / ".bashrc").read_text() == "# mine\n"
+    assert (user / "notes.txt").read_text() == "one\ntwo\n"
+
+
 def nobody(environ: dict[str, str]) -> Any:
     def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
