@@ -65,6 +65,8 @@ class FileAccess:
     results: Path | None = None
     """The session's spilled tool results (in the home; a real path): the runtime's own
     output, which a tool result tells the model to page through with read_file."""
+    credential_stores: tuple[Path, ...] = ()
+    """The credential stores' real paths (never written, in any mode)."""
 
     # -- where a path is ---------------------------------------------------------------
 
@@ -177,7 +179,10 @@ class FileAccess:
                 raise PathRefused(_root_reason(path, entry))
 
     def _refuse_credentials(self, path: Path) -> None:
-        refuse_credentials(path, real(self.user_home), resolve=True)
+        for store in self.credential_stores:
+            if within(path, store):
+                raise PathRefused(f"{path} is a credential file ({store}); "
+                                  "write tools never change credentials")
 
     def _refuse_foreign(self, path: Path, verb: str) -> None:
         """With the sandbox off: another profile's files stay its own."""
@@ -224,11 +229,11 @@ class FileAccess:
             os.close(fd)
 
 
-def refuse_credentials(path: PurePath, user_home: PurePath, *, resolve: bool = False) -> None:
-    """Refuse writing ``path`` inside a credential store of ``user_home`` (``resolve``:
-    the stores' real paths on this machine; else as named, elsewhere)."""
+def refuse_credentials(path: PurePath, user_home: PurePath) -> None:
+    """Refuse writing ``path`` inside a credential store of ``user_home`` on a machine
+    that is not this one (a container's, a remote host's: paths as named)."""
     for name in CREDENTIAL_STORES:
-        store = real(Path(user_home / name)) if resolve else user_home / name
+        store = user_home / name
         if path == store or str(path).startswith(f"{store}/"):
             raise PathRefused(f"{path} is a credential file (~/{name}); "
                               "write tools never change credentials")

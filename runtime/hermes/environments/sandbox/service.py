@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,11 @@ from hermes.environments.sandbox.policy import (
     SETTING,
     TMP,
     Resolutions,
+    Resolve,
     SandboxPolicy,
     build_policy,
     unchanged,
+    unreadable,
     user_home,
 )
 from hermes.errors import SandboxError, SandboxUnavailable
@@ -90,9 +92,9 @@ def choose(settings: SandboxSettings, environ: Mapping[str, str]) -> Choice:
 
 @dataclass(frozen=True)
 class _Built:
-    """A policy, and what it was cut from."""
+    """A policy (or what else was cut from paths), and what it was cut from."""
 
-    policy: SandboxPolicy
+    value: Any
     mounts: tuple[Mount, ...]
     stamps: tuple[tuple[Path, int, int], ...]
 
@@ -109,7 +111,7 @@ class Sandbox:
         """The profile's ``secrets.environment_files``: hidden like credential stores."""
         self._choice: Choice | None = None
         self._lock = threading.Lock()
-        self._policies: dict[tuple[Path, Path | None], _Built] = {}
+        self._policies: dict[tuple[Any, ...], _Built] = {}
         """Built policies by working directory and /tmp, least recently used first."""
         self._tmp: dict[str, Path] = {}
         """Each session's own /tmp (bubblewrap), by session id, least recently used
@@ -125,21 +127,27 @@ class Sandbox:
         """The policy of a command of ``session`` (None: of no session) run in ``cwd``:
         the one built before while the mount table and every directory on the way to the
         paths it was cut from are unchanged (a file tool's check costs microseconds)."""
-        key, mounts = (cwd, self.tmp(session)), read_mounts()
+        tmp = self.tmp(session)
+        policy: SandboxPolicy = self._kept((cwd, tmp), lambda resolve: build_policy(
+            self.home, self.settings, cwd, self.environ, tmp, self.secret_files, resolve))
+        return policy
+
+    def _kept(self, key: tuple[Any, ...], build: Callable[[Resolve], Any]) -> Any:
+        """``build(resolve)``, or what it built before while the mount table and every
+        directory on the way to the paths it resolved are unchanged."""
+        mounts = read_mounts()
         with self._lock:
             cached = self._policies.pop(key, None)
         if cached is not None and cached.mounts is mounts and unchanged(cached.stamps):
             built = cached
         else:
             resolutions = Resolutions()
-            policy = build_policy(self.home, self.settings, cwd, self.environ, key[1],
-                                  self.secret_files, resolutions)
-            built = _Built(policy, mounts, resolutions.stamps())
+            built = _Built(build(resolutions), mounts, resolutions.stamps())
         with self._lock:
             self._policies[key] = built
             for stale in list(self._policies)[:-CACHED_POLICIES]:
                 del self._policies[stale]
-        return built.policy
+        return built.value
 
     def tmp(self, session: str | None) -> Path | None:
         """What ``session``'s commands see as /tmp: under bubblewrap a directory of the
@@ -171,8 +179,11 @@ class Sandbox:
         """What the file tools of ``session`` may read and write (the commands' policy;
         ``results``: the session's spilled tool results, readable too)."""
         policy = None if self.settings.mode == "off" else self.policy(cwd, session)
+        stores: tuple[Path, ...] = self._kept(("credential stores",), lambda resolve: tuple(
+            entry.path for entry in unreadable(self.settings, self.environ, resolve)))
         return FileAccess(self.home, user_home(self.environ), policy,
-                          None if results is None else Path(os.path.realpath(results)))
+                          None if results is None else Path(os.path.realpath(results)),
+                          stores)
 
     def popen(self, argv: Sequence[str], cwd: Path, session: str | None = None,
               **options: Any) -> subprocess.Popen[bytes]:
