@@ -453,3 +453,24 @@ def test_a_sub_agent_sees_its_parents_tmp(hermes_subprocess: Any, backend: str, 
     assert proc.returncode == 0, proc.stderr
     answer = str(team.requests_of("read the handover")[1].tool_results[0].content)
     assert "the plan: ship it" in answer, answer
+
+
+def test_skill_view_reads_a_shared_skill_through_the_policy(
+        hermes_subprocess: Any, llm: FakeLLM, demo: Path, workspace: Path,
+        outside: Path) -> None:
+    """A skill in ``skills.directories`` is read like any file: a supporting file the
+    sandbox hides from commands (``deny_read``) skill_view does not hand over either."""
+    skill = outside / "team" / "deploy"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: deploy it\n---\nDo it.\n")
+    (skill / "references" / "steps.md").write_text("step one\n")
+    (skill / "references" / "tokens.md").write_text("prod token tok-51b2c7\n")
+    results = one_shot(
+        hermes_subprocess, llm, workspace, "auto",
+        ToolCall("skill_view", {"name": "deploy", "file": "references/steps.md"}),
+        ToolCall("skill_view", {"name": "deploy", "file": "references/tokens.md"}),
+        overrides=(f"skills.directories=['{outside / 'team'}']",
+                   f"{SETTING}.deny_read=['{skill / 'references' / 'tokens.md'}']"))
+    assert results[0]["content"] == "step one\n"
+    assert f"{SETTING}.deny_read" in results[1]["error"]
+    assert "tok-51b2c7" not in json.dumps(results)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from hermes.errors import UserError
-from hermes.skills.model import SUPPORT_DIRS, Actor, Skill
+from hermes.skills.links import refuse_outside
+from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill
 from hermes.skills.store import SkillsStore
 from hermes.tools.base import ToolSpec, object_schema
+from hermes.tools.context import ToolContext
 from hermes.tools.results import error, ok
 
 LIST_DESCRIPTION = (
@@ -119,8 +122,33 @@ def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None
             result["file"] = file
         return ok(**result)
 
-    return ToolSpec("skill_view", "skills", VIEW_DESCRIPTION, schema, _guarded(run),
+    guarded = _guarded(run)
+
+    def handle(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
+        try:
+            refuse_what_commands_cannot_read(store, str(args["name"]).strip().lstrip("/"),
+                                             args.get("file"), ctx)
+        except UserError as exc:
+            return error(str(exc))
+        return guarded(args)
+
+    return ToolSpec("skill_view", "skills", VIEW_DESCRIPTION, schema, handle,
                     parallel_safe=True)
+
+
+def refuse_what_commands_cannot_read(store: SkillsStore, name: str, file: str | None,
+                                     ctx: ToolContext) -> None:
+    """A skill outside the Hermes root (``skills.directories``, bundled) is read through
+    the session's sandbox policy like any file: what commands may not read, skill_view
+    does not hand over either. The home's own skills are this tool's store."""
+    if ctx.environment.kind != "local":
+        return
+    skill = store.get(name)
+    if Path(os.path.realpath(skill.path)).is_relative_to(os.path.realpath(ctx.home.root)):
+        return  # the store's own rule keeps its links inside the skill
+    path = skill.file if file in (None, "", SKILL_FILE) else store.file_path(skill, str(file))
+    refuse_outside(path, skill.path, f"{file or SKILL_FILE} of skill {name!r}")  # links first
+    ctx.environment.files().locate(str(path))  # PathRefused: a tool error for the model
 
 
 def withhold_threats(name: str, file: str, content: str) -> None:
