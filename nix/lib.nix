@@ -31,7 +31,7 @@ let
     "/" + lib.concatStringsSep "/" (lib.filter (part: part != "" && part != ".") (lib.splitString "/" path));
 in
 rec {
-  inherit apiServerDefaultPort;
+  inherit apiServerDefaultPort normalizePath;
 
   /* The options of services.hermes-agent.profiles.<name>. `settingsFormat` is
      pkgs.formats.yaml { } (or the test's stand-in). */
@@ -235,6 +235,15 @@ rec {
 
   homeOf = stateDir: name: "${stateDir}/profiles/${name}";
 
+  /* `<stateDir>-<what>`: beside the root, also when stateDir is written with a
+     trailing "/" (which would put it inside). */
+  siblingOf = stateDir: what: "${normalizePath stateDir}-${what}";
+
+  /* The NixOS service user's XDG state home. That user's home is the root, where the
+     config cache's key may not live (runtime/hermes/config/cache_signing.py: no key,
+     no cache), so it is a directory of the user's beside the root. */
+  serviceEnvironment = stateDir: { XDG_STATE_HOME = siblingOf stateDir "state"; };
+
   /* What every hermes process of this deployment sees: the same layer and root. */
   runtimeEnvironment = { stateDir, layer, name }: {
     HERMES_HOME = homeOf stateDir name;
@@ -297,17 +306,26 @@ rec {
   escapeSystemdExecArg = arg: lib.replaceStrings [ "%" "$" ] [ "%%" "$$" ] (builtins.toJSON arg);
 
   /* The `hermes` an admin or user runs: the services' root and layer. With `runAs`,
-     root switches to that user so the files it writes stay the services' own. */
-  mkWrapper = { pkgs, cfg, layer, runAs ? null }:
+     root switches to that user so the files it writes stay the services' own, and
+     gets `runAsEnvironment` (the services' own; also when that user runs it). Anyone
+     else runs it as themselves, with their own environment. */
+  mkWrapper = { pkgs, cfg, layer, runAs ? null, runAsEnvironment ? { } }:
+    let
+      id = "${pkgs.coreutils}/bin/id";
+      user = lib.escapeShellArg runAs;
+      exports = lib.mapAttrsToList (name: value: "  export ${name}=${lib.escapeShellArg value}")
+        runAsEnvironment;
+    in
     pkgs.writeShellScriptBin "hermes" (''
       export HERMES_CONFIG_LAYERS=${lib.escapeShellArg "${layer}"}
       export HERMES_HOME=${lib.escapeShellArg (if cfg.defaultProfile == null then cfg.stateDir else homeOf cfg.stateDir cfg.defaultProfile)}
       hermes=${lib.escapeShellArg "${packageWith cfg.package (allExtraPythonPackages cfg.profiles)}/bin/hermes"}
-    '' + lib.optionalString (runAs != null) ''
-      if [ "$(${pkgs.coreutils}/bin/id -u)" = 0 ]; then
-        exec ${pkgs.util-linux}/bin/runuser -u ${lib.escapeShellArg runAs} -- "$hermes" "$@"
-      fi
-    '' + ''
+    '' + lib.optionalString (runAs != null) (lib.concatLines (
+      [ "if [ \"$(${id} -u)\" = 0 ]; then" ]
+      ++ exports
+      ++ [ "  exec ${pkgs.util-linux}/bin/runuser -u ${user} -- \"$hermes\" \"$@\"" ]
+      ++ lib.optionals (exports != [ ]) ([ "elif [ \"$(${id} -un)\" = ${user} ]; then" ] ++ exports)
+      ++ [ "fi" ])) + ''
       exec "$hermes" "$@"
     '');
 

@@ -21,15 +21,25 @@ let
 
   # StateDirectory= only takes paths under /var/lib; elsewhere the unit may write
   # to stateDir through ReadWritePaths= and tmpfiles creates it.
-  underVarLib = lib.hasPrefix "/var/lib/" cfg.stateDir;
-  stateRelative = lib.removePrefix "/var/lib/" cfg.stateDir;
+  normalRoot = hermesLib.normalizePath cfg.stateDir;
+  underVarLib = lib.hasPrefix "/var/lib/" normalRoot;
+  stateRelative = lib.removePrefix "/var/lib/" normalRoot;
 
-  adminWrapper = hermesLib.mkWrapper { inherit pkgs cfg layer; runAs = cfg.user; };
+  # The service user's home is the root: its XDG state (the config cache's key) lives
+  # beside it, for the units and for root running the admin `hermes`.
+  serviceEnvironment = hermesLib.serviceEnvironment cfg.stateDir;
+  stateHome = serviceEnvironment.XDG_STATE_HOME;
+
+  adminWrapper = hermesLib.mkWrapper {
+    inherit pkgs cfg layer;
+    runAs = cfg.user;
+    runAsEnvironment = serviceEnvironment;
+  };
 
   # Commands run in a workspace outside the root: the local sandbox hides the root.
   workspaceOf = name: profile:
     if profile.gateway.workingDirectory != null then profile.gateway.workingDirectory
-    else "${cfg.stateDir}-workspaces/${name}";
+    else "${hermesLib.siblingOf cfg.stateDir "workspaces"}/${name}";
   ownWorkspace = profile: profile.gateway.workingDirectory == null;
 
   # What a profile's units share: its environment, secrets, workspace, state
@@ -37,7 +47,8 @@ let
   unitBase = name: profile: {
     wants = [ "network-online.target" ];
     after = [ "network-online.target" ];
-    environment = hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; };
+    environment = hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; }
+      // serviceEnvironment;
   };
 
   hardened = name: profile: {
@@ -78,12 +89,13 @@ let
     AmbientCapabilities = "";
     RemoveIPC = true;
   } // (if underVarLib then {
-    StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}" ]
+    StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}"
+      "${stateRelative}-state" ]
       ++ lib.optionals (ownWorkspace profile)
         [ "${stateRelative}-workspaces" "${stateRelative}-workspaces/${name}" ];
     StateDirectoryMode = "0700";
   } else {
-    ReadWritePaths = [ cfg.stateDir ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
+    ReadWritePaths = [ cfg.stateDir stateHome ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
   });
 
   gatewayUnit = name: profile: unitBase name profile // {
@@ -132,8 +144,11 @@ in
       default = "/var/lib/hermes-agent";
       description = ''
         The Hermes root: profile `<name>` lives in `<stateDir>/profiles/<name>`
-        (config.yaml, .env, memories, sessions, logs). Under /var/lib it is the
-        units' StateDirectory; elsewhere it is made writable with ReadWritePaths.
+        (config.yaml, .env, memories, sessions, logs). Beside it, the service user
+        keeps its XDG state (`XDG_STATE_HOME`: the config cache's key, which may not
+        lie inside the root, the user's home) in `<stateDir>-state`, and the units run
+        commands in `<stateDir>-workspaces/<name>`. Under /var/lib they are the units'
+        StateDirectory; elsewhere they are made writable with ReadWritePaths.
       '';
     };
 
@@ -156,6 +171,13 @@ in
       }
       ++ [
         {
+          # systemd splits StateDirectory=, ReadWritePaths= and tmpfiles lines at
+          # whitespace and unquotes them: the root or its siblings would be other paths.
+          assertion = !lib.any (c: lib.elem c [ " " "\t" "\n" "\r" "\"" "'" "\\" ])
+            (lib.stringToCharacters cfg.stateDir);
+          message = "services.hermes-agent.stateDir: ${cfg.stateDir} contains whitespace, a quote or a backslash, which systemd reads as separators or quoting in StateDirectory=, ReadWritePaths= and tmpfiles lines; use a path without them, such as /var/lib/hermes-agent.";
+        }
+        {
           assertion = unitProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);
           message = "services.hermes-agent.stateDir: ${cfg.stateDir} is hidden from the gateways by ProtectHome=true; use a directory under /var/lib.";
         }
@@ -175,6 +197,9 @@ in
       inherit (cfg) stateDir;
       owner = "${cfg.user} ${cfg.group}";
     } cfg.profiles
+      # The admin `hermes` needs the state home without any unit (and no
+      # StateDirectory= makes it outside /var/lib).
+      ++ [ "d ${stateHome} 0700 ${cfg.user} ${cfg.group} - -" ]
       # Outside /var/lib no StateDirectory= makes the units' own workspaces.
       ++ lib.optionals (!underVarLib) (lib.concatLists (lib.mapAttrsToList (name: profile:
         lib.optional (ownWorkspace profile) "d ${workspaceOf name profile} 0700 ${cfg.user} ${cfg.group} - -")

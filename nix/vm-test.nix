@@ -42,6 +42,12 @@ pkgs.testers.runNixOSTest {
         machine.succeed("hermes -p notes config get agent.max_iterations | grep -x 7")
         machine.succeed("hermes -p work config explain agent.max_iterations | grep -q 'system:work'")
 
+    with subtest("the config cache's key lies beside the root, the service user's"):
+        machine.succeed("test \"$(stat -c %U:%a /var/lib/hermes-agent-state)\" = hermes:700")
+        machine.succeed("test \"$(stat -c %U:%a /var/lib/hermes-agent-state/hermes/cache-keys/config-cache-*.key)\" = hermes:600")
+        machine.succeed("ls /var/lib/hermes-agent/profiles/work/.cache/config/*.json")
+        machine.fail("test -e /var/lib/hermes-agent/.local")
+
     with subtest("the unit is hardened"):
         print(machine.succeed("systemd-analyze security hermes-agent-work.service | tail -1"))
         machine.succeed("systemctl show -p NoNewPrivileges hermes-agent-work | grep -x NoNewPrivileges=yes")

@@ -171,12 +171,13 @@ def test_two_gateway_profiles_get_two_hardened_units(deployed: dict[str, Any]) -
         unit = units[f"hermes-agent-{name}"]
         service = unit["serviceConfig"]
         assert unit["environment"] == {"HERMES_HOME": f"/var/lib/hermes-agent/profiles/{name}",
-                                       "HERMES_CONFIG_LAYERS": layer}
+                                       "HERMES_CONFIG_LAYERS": layer,
+                                       "XDG_STATE_HOME": "/var/lib/hermes-agent-state"}
         assert service["EnvironmentFile"] == files
         assert {k: service.get(k) for k in HARDENING} == HARDENING
         assert service["StateDirectory"] == [
             "hermes-agent", "hermes-agent/profiles", f"hermes-agent/profiles/{name}",
-            "hermes-agent-workspaces", f"hermes-agent-workspaces/{name}"]
+            "hermes-agent-state", "hermes-agent-workspaces", f"hermes-agent-workspaces/{name}"]
         # Commands run outside the root, which the local sandbox hides from them.
         assert service["WorkingDirectory"] == f"/var/lib/hermes-agent-workspaces/{name}"
         assert "ReadWritePaths" not in service
@@ -261,6 +262,7 @@ def test_homes_and_seeds_come_from_tmpfiles(deployed: dict[str, Any]) -> None:
         f"z {home}/SOUL.md 0600 hermes hermes - -",
         f"C {home}/memories/USER.md - - - - /etc/hermes/user.md",
         f"z {home}/memories/USER.md 0600 hermes hermes - -",
+        "d /var/lib/hermes-agent-state 0700 hermes hermes - -",
     ]
 
 
@@ -281,7 +283,8 @@ def test_a_state_dir_outside_var_lib_is_made_writable(nixpkgs_lib: str) -> None:
     deployed = evaluate(nixpkgs_lib, two_profiles(extra='stateDir = "/srv/hermes";'))
     assert deployed["failedAssertions"] == []  # under /srv, not /srv itself
     service = deployed["units"]["hermes-agent-work"]["serviceConfig"]
-    assert service["ReadWritePaths"] == ["/srv/hermes", "/srv/hermes-workspaces/work"]
+    assert service["ReadWritePaths"] == ["/srv/hermes", "/srv/hermes-state",
+                                         "/srv/hermes-workspaces/work"]
     assert "StateDirectory" not in service
     assert deployed["units"]["hermes-agent-work"]["environment"]["HERMES_HOME"] == (
         "/srv/hermes/profiles/work")
@@ -302,7 +305,8 @@ def test_jit_friendliness_and_the_workspace_are_per_profile(nixpkgs_lib: str) ->
     assert research["MemoryDenyWriteExecute"] is False
     assert research["WorkingDirectory"] == "/srv/research"
     assert research["StateDirectory"] == [
-        "hermes-agent", "hermes-agent/profiles", "hermes-agent/profiles/research"]
+        "hermes-agent", "hermes-agent/profiles", "hermes-agent/profiles/research",
+        "hermes-agent-state"]
 
 
 CONTRADICTIONS = {
@@ -349,6 +353,10 @@ CONTRADICTIONS = {
         'profiles.research.settings.extends = "coder";',
         "services.hermes-agent.profiles.research.settings.extends: a system layer cannot "
         "extend a profile"),
+    "whitespace in the state dir": (
+        'stateDir = "/srv/hermes agent";',
+        "services.hermes-agent.stateDir: /srv/hermes agent contains whitespace, a quote or a "
+        "backslash, which systemd reads as separators or quoting in StateDirectory="),
     "state dir hidden by ProtectHome": (
         'stateDir = "/home/hermes";',
         "services.hermes-agent.stateDir: /home/hermes is hidden from the gateways by "
