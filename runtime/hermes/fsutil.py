@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from hermes.errors import disk_full
+
 
 def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Write ``text`` to ``path`` atomically: a temp file in the same directory,
@@ -23,8 +25,11 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        full = disk_full(exc, path)  # the old file stays whole: say which one, in one line
+        if full is not None:
+            raise full from exc
         raise
 
 

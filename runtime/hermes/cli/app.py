@@ -15,7 +15,7 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
-from hermes.errors import HermesError, UserError
+from hermes.errors import HermesError, UserError, disk_full
 from hermes.hints import for_profile
 from hermes.home import Home, default_root, resolve_home
 
@@ -60,13 +60,23 @@ class HermesGroup(TyperGroup):
         except HermesError as exc:
             if os.environ.get("HERMES_FULL_ERROR") == "1":
                 raise
-            sys.stderr.write(f"error: {for_profile(str(exc), state(ctx).hint_profile())}\n")
-            ctx.exit(exc.exit_code)
+            _report(ctx, exc)
         except NoArgsIsHelpError:
             raise
         except UsageError as exc:  # a subcommand's arguments, or an unknown subcommand
             _usage_error(exc)
             ctx.exit(exc.exit_code)
+        except Exception as exc:  # a full disk, wherever a write found it: one line
+            full = disk_full(exc)
+            if full is None or os.environ.get("HERMES_FULL_ERROR") == "1":
+                raise
+            _report(ctx, full)
+
+
+def _report(ctx: Any, exc: HermesError) -> None:
+    """``error: MESSAGE`` on one line, and the error's exit code."""
+    sys.stderr.write(f"error: {for_profile(str(exc), state(ctx).hint_profile())}\n")
+    ctx.exit(exc.exit_code)
 
 
 def _usage_error(exc: UsageError) -> None:

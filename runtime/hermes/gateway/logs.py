@@ -8,9 +8,11 @@ import json
 import logging
 import logging.handlers
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from hermes.errors import disk_full
 from hermes.fsutil import private_dir
 from hermes.home import Home
 from hermes.tools.redact import build_redactor
@@ -20,12 +22,18 @@ BACKUPS = 3
 
 
 class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
-    """Every file it opens, rotated ones included, is 0600."""
+    """Every file it opens, rotated ones included, is 0600. A line the disk has no room
+    for is dropped without logging's traceback on stderr: what cannot be written next
+    (the session) reports the full disk in one line."""
 
     def _open(self):  # type: ignore[no-untyped-def]
         stream = super()._open()
         os.chmod(self.baseFilename, 0o600)
         return stream
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if disk_full(sys.exc_info()[1] or Exception()) is None:
+            super().handleError(record)
 
 
 class JsonLines(logging.Formatter):

@@ -70,9 +70,14 @@ class Connection:
                 await task
 
     async def close(self) -> None:
+        """Leave politely once open; a connection still in its handshake is cancelled
+        (as at its timeout), which ends the server's process."""
         self._stop.set()
         task = self._task
         if task is None or task.done():
+            return
+        if self._client is None:
+            await self._cancel()
             return
         done, _ = await asyncio.wait({task}, timeout=CLOSE_WAIT)
         if not done:

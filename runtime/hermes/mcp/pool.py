@@ -56,6 +56,12 @@ class Servers:
         return result
 
     async def close_all(self) -> None:
+        """Stop every server, those still starting included (a runtime that failed to
+        start closes while they connect: their tasks must not outlive the loop)."""
+        starting = [task for task in self._opening.values() if not task.done()]
+        for task in starting:
+            task.cancel()
+        await asyncio.gather(*starting, return_exceptions=True)
         connections, self._live = list(self._live.values()), {}
         self._opening.clear()
         await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)

@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hermes.errors import disk_full
 from hermes.sessions import lineage, migrations, rows
 from hermes.sessions.connection import connect, in_transaction, restrict_permissions, with_retries
 from hermes.sessions.errors import AmbiguousSessionId, SessionError, SessionNotFound
@@ -75,6 +76,9 @@ class SessionStore:
             self.migrate()
         except sqlite3.DatabaseError as exc:  # not a database, corrupt, unreadable
             self.close()
+            full = disk_full(exc, self.path)
+            if full is not None:
+                raise full from exc
             fix = "" if isinstance(exc, sqlite3.OperationalError) else \
                 "; move it aside and a new one is created"
             raise SessionError(f"{self.path}: cannot open the sessions database: {exc}{fix}"
@@ -110,7 +114,13 @@ class SessionStore:
             with self._lock:
                 return in_transaction(self.conn, fn)
 
-        return with_retries(attempt)
+        try:
+            return with_retries(attempt)
+        except sqlite3.OperationalError as exc:  # rolled back: the file is as it was
+            full = disk_full(exc, self.path)
+            if full is None:
+                raise
+            raise full from exc
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one read transaction: a consistent snapshot across its queries."""
