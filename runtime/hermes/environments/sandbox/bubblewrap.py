@@ -206,20 +206,21 @@ def unix_sockets(policy: SandboxPolicy) -> list[str]:
             lines = table.read().splitlines()[1:]
     except OSError:
         return []
-    hidden = policy.hidden_paths()
     found = []
     for line in lines:
         fields = line.split(None, 7)
-        path = fields[7] if len(fields) == 8 else ""
-        if not path.startswith("/") or within(Path(path), policy.cwd) or any(
-                within(Path(path), entry) for entry in hidden):
+        named = fields[7] if len(fields) == 8 else ""
+        if not named.startswith("/"):
+            continue  # abstract, or unnamed
+        path = Path(os.path.realpath(named))  # a mount point cannot be made through a link
+        if within(path, policy.cwd) or policy.hiding(path) is not None:
             continue
-        if within(Path(path), TMP) and not any(  # the private /tmp does not show it
-                within(Path(path), base) for base in (*policy.writable, *policy.programs)):
+        if within(path, TMP) and not any(  # the private /tmp does not show it
+                within(path, base) for base in (*policy.writable, *policy.programs)):
             continue
         try:
             if stat.S_ISSOCK(os.lstat(path).st_mode):
-                found.append(path)
+                found.append(str(path))
         except OSError:
             continue
     return list(dict.fromkeys(found))
