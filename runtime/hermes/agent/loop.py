@@ -112,8 +112,11 @@ class Agent:
         self.interrupted.set()
         self._finished.set()
 
-    def run_turn(self, user_text: str) -> TurnResult:
-        self.interrupted.clear()
+    def run_turn(self, user_text: str, *, clear_interrupt: bool = True) -> TurnResult:
+        """One turn. ``clear_interrupt=False``: an interrupt that came since the caller
+        cleared it (``interrupted.clear()``) stops this turn at once, none is lost."""
+        if clear_interrupt:
+            self.interrupted.clear()
         first = not any(m.get("role") == "user" for m in self.messages)
         context = self.hooks.turn_context(
             user_text, session_id=self.session_id, task_id=self.session_id,
@@ -168,6 +171,8 @@ class Agent:
         messages, tools = repair_messages(self.messages), self.tools.schemas() or None
         box: dict[str, Any] = {}
         finished = self._finished = threading.Event()
+        if self.interrupted.is_set():  # came before this call's event existed
+            raise CallCancelledError("interrupted")
 
         def work() -> None:
             try:

@@ -1,0 +1,202 @@
+"""``Conversations``: the one path every front door runs a session through.
+
+Chat, one-shots, every gateway platform, the API server, cron, ACP, ``mcp serve``, A/B
+cells, delegation and the learning review open a conversation here, run its turns here
+and end it here; a front door only adapts its protocol. So the rules are written once:
+
+- **ids**: ``open(session=ID)`` resumes the session of that exact id, else starts one
+  with it (a chat's or an API client's own id); ``open(resume=ID)`` resumes the one
+  session whose id is or starts with ``ID``, and refuses when there is none;
+  ``open(resume=LATEST)`` the newest. A new session without an id gets a fresh one.
+- **turns** run on the caller's thread; ``interrupt()`` (any thread) stops one, a
+  ``deadline`` stops it the same way, and each running turn is counted once
+  (``running``), so a shutdown interrupts every one of them (``interrupt_all``).
+- **slots**: with ``max_turns`` set, ``slot()`` refuses a turn past it at once
+  (``Busy``) and every turn once ``drain()`` was called (``Draining``).
+- **ending**: ``end()`` closes the session for now and, unless told to keep it,
+  deletes it when the model never answered in it and it cost nothing (an unreachable
+  endpoint, a bad key, a chat left without a word): there is nothing to resume.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+from hermes.agent.factory import AgentFactory, Interaction
+from hermes.agent.loop import Agent, TurnResult
+from hermes.agent.transcript import discard_if_unanswered
+from hermes.errors import UserError
+from hermes.sessions.errors import SessionNotFound
+
+LATEST: Final = "latest"
+"""``open(resume=LATEST)``: the newest session (``--continue``)."""
+
+
+class Busy(Exception):
+    """Every turn slot is taken."""
+
+
+class Draining(Exception):
+    """The runtime is shutting down and takes no new turns."""
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a conversation ended."""
+
+    session_id: str
+    kept: bool
+    """False when the session was discarded: the model never answered in it."""
+
+
+class Conversation:
+    """One open session: its turns, an interrupt, its end."""
+
+    def __init__(self, owner: Conversations, agent: Agent):
+        self._owner = owner
+        self.agent = agent
+        self._ended = False
+
+    @property
+    def session_id(self) -> str:
+        return self.agent.session_id
+
+    def run(self, text: str, *, deadline: float | None = None) -> TurnResult:
+        """One turn (blocking); stopped by ``interrupt()`` or after ``deadline``
+        seconds, with the transcript kept valid."""
+        timer = threading.Timer(deadline, self.agent.interrupt) if deadline else None
+        self.agent.interrupted.clear()  # then counted: an interrupt from here on is seen
+        with self._owner.running_turn(self):
+            if timer is not None:
+                timer.daemon = True
+                timer.start()
+            try:
+                return self.agent.run_turn(text, clear_interrupt=False)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+
+    def interrupt(self) -> None:
+        """Stop the running turn, if any (from any thread)."""
+        self.agent.interrupt()
+
+    def end(self, *, keep: bool = False) -> Ended:
+        """Close the session for now; delete it if the model never answered in it
+        (unless ``keep``). A second call changes nothing."""
+        if self._ended:
+            return Ended(self.session_id, True)
+        self._ended = True
+        self.agent.close()
+        discarded = not keep and discard_if_unanswered(self.agent)
+        return Ended(self.session_id, not discarded)
+
+    def __enter__(self) -> Conversation:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.end()
+
+
+class Conversations:
+    """Open, run, count and end one runtime's conversations."""
+
+    def __init__(self, factory: AgentFactory, *, max_turns: int | None = None):
+        self.factory = factory
+        self.max_turns = max_turns
+        """Turns at once (``slot()``); None: no limit."""
+        self._running: set[Conversation] = set()
+        self._reserved = 0
+        self._draining = False
+        self._lock = threading.Lock()
+
+    # -- opening -----------------------------------------------------------------------
+
+    def open(self, how: Interaction, *, session: str | None = None,
+             resume: str | None = None, history: Sequence[dict[str, Any]] = (),
+             instructions: str | None = None) -> Conversation:
+        """A conversation: ``resume`` an existing session (an id, a unique prefix or
+        ``LATEST``: refused when there is none), or the one with id ``session`` (new
+        with that id if it does not exist), else a new one. ``history`` and
+        ``instructions`` (a client's system message) shape a new session only."""
+        if resume is not None:
+            return Conversation(self, self.factory.resume(self._resolve(resume), how))
+        if session is not None and self._exists(session):
+            return Conversation(self, self.factory.resume(session, how))
+        agent = self.factory.new_session(how, session_id=session, history=history,
+                                         instructions=instructions)
+        return Conversation(self, agent)
+
+    def _resolve(self, resume: str) -> str:
+        sessions = self.factory.deps.sessions
+        if resume == LATEST:
+            latest = self.factory.latest_session_id()
+            if latest is None:
+                raise UserError("no session to continue yet; start one with `hermes chat`")
+            return latest
+        try:
+            return str(sessions.resolve_id(resume))
+        except LookupError as exc:
+            raise UserError(str(exc)) from exc
+
+    def _exists(self, session_id: str) -> bool:
+        try:
+            self.factory.deps.sessions.get_session(session_id)
+        except SessionNotFound:
+            return False
+        return True
+
+    # -- running turns -----------------------------------------------------------------
+
+    @property
+    def running(self) -> int:
+        """Turns running now, each counted once."""
+        with self._lock:
+            return len(self._running)
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
+
+    @contextmanager
+    def running_turn(self, conversation: Conversation) -> Iterator[None]:
+        with self._lock:
+            self._running.add(conversation)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(conversation)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """A turn slot, or ``Busy`` at once when ``max_turns`` are taken (``Draining``
+        after ``drain()``)."""
+        with self._lock:
+            if self._draining:
+                raise Draining("shutting down")
+            if self.max_turns is not None and self._reserved >= self.max_turns:
+                turns = "turn" if self.max_turns == 1 else "turns"
+                raise Busy(f"running {self.max_turns} {turns}")
+            self._reserved += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._reserved -= 1
+
+    def drain(self) -> None:
+        """Take no new turns (``slot()`` refuses); running ones go on."""
+        with self._lock:
+            self._draining = True
+
+    def interrupt_all(self) -> int:
+        """Interrupt every running turn (their transcripts stay valid); how many."""
+        with self._lock:
+            running = list(self._running)
+        for conversation in running:
+            conversation.interrupt()
+        return len(running)
