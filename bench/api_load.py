@@ -239,9 +239,10 @@ class Server:
         assert self.proc is not None
         own = _status(Path(f"/proc/{self.proc.pid}"))
         tree, count = 0, 0
-        for proc_dir in Path("/proc").iterdir():
-            if proc_dir.name.isdigit() and _session_of(proc_dir) == self.proc.pid:
-                tree += _pss(proc_dir)
+        for proc_dir in Path("/proc").iterdir():  # zombies (no memory) are not counted
+            if proc_dir.name.isdigit() and _session_of(proc_dir) == self.proc.pid \
+                    and (pss := _pss(proc_dir)):
+                tree += pss
                 count += 1
         return {"rss_kib": own.get("VmRSS", 0), "hwm_kib": own.get("VmHWM", 0),
                 "session_pss_kib": tree, "processes": count}
