@@ -17,8 +17,10 @@ from typing import Any
 from dependency_injector import containers, providers
 
 from hermes.agent.compress import summariser_client
+from hermes.agent.conversations import Conversations
 from hermes.agent.factory import AgentDeps, AgentFactory
 from hermes.agent.hooks import build_hooks
+from hermes.agent.prechecks import MissingKey, key_problem
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import HermesConfig
 from hermes.credentials import Secrets
@@ -32,7 +34,6 @@ from hermes.environments.base import open_environment
 from hermes.environments.docker import DockerEnvironment
 from hermes.environments.local import LocalEnvironment
 from hermes.environments.ssh import SSHEnvironment
-from hermes.gateway.platforms import build_platforms
 from hermes.home import Home
 from hermes.learning.curator import home_curator
 from hermes.learning.service import build_learning
@@ -176,8 +177,6 @@ class RuntimeContainer(containers.DeclarativeContainer):
         ),
     )
 
-    platforms = providers.Singleton(build_platforms, settings=settings.provided.platforms)
-
     hooks = providers.Singleton(build_hooks, memory=memory,
                                 events=providers.Callable(plugin_events, plugins, shell_hooks))
 
@@ -225,6 +224,9 @@ class RuntimeContainer(containers.DeclarativeContainer):
         ),
     )
 
+    conversations = providers.Singleton(Conversations, factory=agent_factory)
+    """Every front door's sessions and turns (open, run, count, interrupt, end)."""
+
     cron = providers.Singleton(CronService, store=cron_store, factory=agent_factory,
                                skills=skills, destinations=destinations,
                                keep_outputs=settings.provided.cron.keep_outputs)
@@ -261,6 +263,28 @@ class Runtime:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def open_runtime(home: Home, settings: HermesConfig, environ: Mapping[str, str] | None = None,
+                 *, raw: Mapping[str, Any] | None = None, require_key: bool = True) -> Runtime:
+    """The one way a front door gets a running runtime: the pre-checks first, then the
+    home made, the runtime built and started; the caller closes it (``with``).
+
+    A provider without its key is refused here, before anything exists, or — with
+    ``require_key=False``, for a front door that serves more than conversations (``mcp
+    serve`` lists sessions) — at each ``conversations.open``, before a session exists.
+    ``raw``: the composed values before interpolation (names the missing secret)."""
+    problem = key_problem(settings, raw, home.name, home.env_file)
+    if problem is not None and require_key:
+        raise MissingKey(problem)
+    home.ensure()
+    runtime = build_runtime(home, settings, environ)
+    runtime.container.conversations.add_kwargs(refusal=problem)
+    try:
+        return runtime.start()
+    except BaseException:
+        runtime.close()
+        raise
 
 
 def build_runtime(

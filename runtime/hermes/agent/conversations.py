@@ -13,6 +13,8 @@ and end it here; a front door only adapts its protocol. So the rules are written
   (``running``), so a shutdown interrupts every one of them (``interrupt_all``).
 - **slots**: with ``max_turns`` set, ``slot()`` refuses a turn past it at once
   (``Busy``) and every turn once ``drain()`` was called (``Draining``).
+- **pre-checks**: a runtime whose provider lacks its key refuses ``open`` with one line
+  (``MissingKey``) before a session exists (``hermes.container.open_runtime``).
 - **ending**: ``end()`` closes the session for now and, unless told to keep it,
   deletes it when the model never answered in it and it cost nothing (an unreachable
   endpoint, a bad key, a chat left without a word): there is nothing to resume.
@@ -28,6 +30,7 @@ from typing import Any, Final
 
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
+from hermes.agent.prechecks import MissingKey
 from hermes.agent.transcript import discard_if_unanswered
 from hermes.errors import UserError
 from hermes.sessions.errors import SessionNotFound
@@ -104,8 +107,12 @@ class Conversation:
 class Conversations:
     """Open, run, count and end one runtime's conversations."""
 
-    def __init__(self, factory: AgentFactory, *, max_turns: int | None = None):
+    def __init__(self, factory: AgentFactory, *, max_turns: int | None = None,
+                 refusal: str | None = None):
         self.factory = factory
+        self.refusal = refusal
+        """Why no conversation can start (a provider without its key): ``open`` refuses
+        with it (``MissingKey``) before a session exists."""
         self.max_turns = max_turns
         """Turns at once (``slot()``); None: no limit."""
         self._running: set[Conversation] = set()
@@ -122,6 +129,8 @@ class Conversations:
         ``LATEST``: refused when there is none), or the one with id ``session`` (new
         with that id if it does not exist), else a new one. ``history`` and
         ``instructions`` (a client's system message) shape a new session only."""
+        if self.refusal is not None:
+            raise MissingKey(self.refusal)
         if resume is not None:
             return Conversation(self, self.factory.resume(self._resolve(resume), how))
         if session is not None and self._exists(session):

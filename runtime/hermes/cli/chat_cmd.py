@@ -11,9 +11,9 @@ from typing import Any
 
 import typer
 
+from hermes.agent.prechecks import require_key as check_key
 from hermes.cli.app import state
 from hermes.errors import UserError
-from hermes.hints import command
 
 OVERRIDES_HELP = ("Hydra overrides for this run: key=value, group=option "
                   "(e.g. provider=anthropic provider.model=claude-sonnet-4-5).")
@@ -82,40 +82,24 @@ def open_runtime(ctx: typer.Context, overrides: list[str], accept_hooks: bool = 
     import in a thread beside composing was measured 5 % slower: both hold the GIL), and
     interactive chat starts it in a thread once its prompt shows, while the user types."""
     from hermes.config import compose_config
-    from hermes.credentials import secret_hint
-    from hermes.doctor import missing_api_key
+    from hermes.container import open_runtime as start_runtime
 
     st = state(ctx)
     home = st.home()
     composed = compose_config(home, st.environ, overrides)
-    missing = missing_api_key(composed)
-    files = composed.config.secrets.environment_files
-    if missing and files:  # the deployment's: `config set` would only write a stale .env
-        raise UserError(f"no API key for provider {composed.config.provider.name}: "
-                        f"{secret_hint(missing, files)} (the profile's "
-                        f"secrets.environment_files), or export {missing}")
-    if missing:
-        raise UserError(
-            f"no API key for provider {composed.config.provider.name}: set it with "
-            f"`{command(home.name, f'config set {missing} YOUR_KEY')}` (stored in "
-            f"{home.env_file}, mode 0600) or export {missing}; or pick another provider, "
-            f"e.g. `{command(home.name, 'chat provider=ollama')}`")
-    home.ensure()
-    if composed.config.hooks:
+    if composed.config.hooks:  # asked before anything starts, as the key is checked
+        check_key(composed.config, composed.raw, home.name, home.env_file)
+        home.ensure()
         _settle_hooks(home, composed.config.hooks, accept_hooks, ask)
-    from hermes.container import build_runtime
-
-    runtime = build_runtime(home, composed.config, st.environ)
-    started = left_running = False
+    runtime = start_runtime(home, composed.config, st.environ, raw=composed.raw)
+    left_running = False
     try:
-        runtime.start()
-        started = True
         yield runtime
     finally:
         from hermes.cli.chat_learning import finish_reviews
 
         try:  # a learning review still running: waited for, or left to the server
-            left_running = started and finish_reviews(runtime, st.background)
+            left_running = finish_reviews(runtime, st.background)
         finally:
             if not left_running:
                 runtime.close()

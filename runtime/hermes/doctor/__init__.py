@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hermes.doctor.base import Check, Status
-from hermes.doctor.config import check_config, missing_api_key
+from hermes.doctor.config import check_config
 from hermes.doctor.deps import check_dependencies
 from hermes.doctor.drift import check_drift
 from hermes.doctor.files import check_env_file, check_home, check_state_db
 from hermes.home import Home
 
-__all__ = ["Check", "Status", "missing_api_key", "run_checks"]
+__all__ = ["Check", "Status", "run_checks"]
 
 
 def run_checks(home: Home, environ: Mapping[str, str], overrides: list[str], *,

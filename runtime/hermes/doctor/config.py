@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
+from hermes.agent.prechecks import missing_api_key
 from hermes.credentials import secret_hint
 from hermes.doctor.base import Check, Status
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
@@ -47,17 +48,8 @@ def config_fix(exc: ConfigError, home: Home) -> str:
     return "`hermes config validate` names the problem; `hermes config edit` to fix it"
 
 
-def missing_api_key(composed: Any) -> str | None:
-    """The name of the secret the provider needs but does not have, else None."""
-    provider = composed.config.provider
-    if not provider.requires_key or provider.api_key:
-        return None
-    ref = str(composed.raw.get("provider", {}).get("api_key") or "")
-    return ref[len("${secret:"):-1] if ref.startswith("${secret:") else "PROVIDER_API_KEY"
-
-
 def _credentials(composed: Any) -> Check:
-    missing = missing_api_key(composed)
+    missing = missing_api_key(composed.config, composed.raw)
     if missing:
         return Check("provider credentials", "fail", f"{missing} is not set",
                      secret_hint(missing, composed.config.secrets.environment_files))

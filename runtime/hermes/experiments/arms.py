@@ -75,8 +75,8 @@ def compose_arms(arms: Sequence[Arm], manager: Any, environ: Mapping[str, str]
                  ) -> tuple[list[ComposedArm], list[str]]:
     """Compose every arm; the composed ones and a problem line for each one that fails
     (its hints name the arm's profile when the arms come from several)."""
+    from hermes.agent.prechecks import missing_api_key
     from hermes.config import compose_config
-    from hermes.doctor import missing_api_key
 
     composed: list[ComposedArm] = []
     problems: list[str] = []
@@ -84,7 +84,7 @@ def compose_arms(arms: Sequence[Arm], manager: Any, environ: Mapping[str, str]
     for number, arm in enumerate(arms, 1):
         try:
             result = compose_config(manager.home(arm.profile), environ, arm.overrides)
-            missing = missing_api_key(result)
+            missing = missing_api_key(result.config, result.raw)
             problem = (f"no API key for provider {result.config.provider.name} — set {missing}"
                        if missing else _literal_secret(result))
         except HermesError as exc:
