@@ -14,7 +14,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-DAEMON_COMMANDS = ("-z", "chat")
+from hermes.cli_names import warm_commands
+
+DAEMON_COMMANDS = warm_commands()
 HELP_FLAGS = ("-h", "--help")
 
 

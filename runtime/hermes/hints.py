@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import re
 
+from hermes.cli_names import one_profile_commands
 from hermes.home import DEFAULT_PROFILE
 
-PROFILE_COMMANDS = ("-z", "chat", "config", "sessions", "prompt", "doctor", "approvals",
-                    "gateway", "daemon", "sandbox", "ab", "curator", "skills", "cron",
-                    "plugins", "hooks", "mcp", "acp", "pairing")
-"""Commands that act on one profile (every one but ``profile``; a test holds it to the
-CLI's): a hint running one needs the profile flag."""
+PROFILE_COMMANDS = one_profile_commands()
+"""Commands that act on one profile (every one but ``profile``, from the table of
+``hermes`` commands): a hint running one needs the profile flag."""
 
 # "hermes CMD" where CMD acts on a profile and no -p follows; not "the hermes server".
 _COMMAND = "|".join(re.escape(c) for c in PROFILE_COMMANDS)

@@ -1,52 +1,65 @@
-"""Slash commands of the interactive chat; then enabled plugins' commands; any other
-``/<name>`` that names a skill loads the skill into the turn (``skills/commands.py``)."""
+"""Slash commands of the interactive chat: the chat's entries of the one table
+(``hermes.agent.commands``) bound to their handlers here; then enabled plugins'
+commands; any other ``/<name>`` that names a skill loads the skill into the turn
+(``skills/commands.py``)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from hermes.agent.commands import Bound, bind, builtin, help_rows, parse, route
+from hermes.agent.conversations import Conversation, Conversations
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
 from hermes.agent.transcript import take_back_last_turn
 from hermes.hints import for_profile
 
+KEYS = "Enter sends; Esc then Enter (or Alt-Enter) inserts a newline. Ctrl-C interrupts " \
+    "the agent."
+Outcome = tuple[Conversation, str | None]
+"""The (possibly new) conversation, and a message to send now (``/retry``), if any."""
 
-def run_command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
-                ) -> tuple[Agent, str | None]:
-    """Run ``/command``; returns the (possibly new) agent and a message to send now
-    (``/retry``), if any."""
-    name, _, arg = text[1:].partition(" ")
-    arg = arg.strip()
-    if name == "help":
-        from hermes.cli.chat_repl import HELP
 
-        _say(for_profile(HELP + _plugin_help(factory), factory.deps.home.name))
-    elif name == "new":
-        from hermes.cli.chat_repl import end_session
+@dataclass(frozen=True)
+class _Call:
+    conversation: Conversation
+    conversations: Conversations
+    how: Interaction
+    argument: str
 
-        end_session(agent)
-        agent.hooks.events.emit("on_session_reset", session_id=agent.session_id,
-                                platform=agent.platform)
-        agent = factory.new_session(how)
-        _say(f"new session {agent.session_id[:8]}")
-    elif name == "plugins":
-        _say(_plugins(factory))
-    elif name == "model":
-        _model(agent, arg)
-    elif name == "tools":
-        _say("\n".join(f"  {n}" for n in agent.tools.names()) or "  (no tools)")
-    elif name == "usage":
-        _usage(agent)
-    elif name == "undo":
-        _undo(agent)
-    elif name == "retry":
-        return agent, _retry(agent)
-    elif name in _plugin_commands(factory):
-        _say(factory.deps.plugins.run_command(name, arg, agent))
-    else:
-        return agent, _skill(text, factory)
-    return agent, None
+    @property
+    def agent(self) -> Agent:
+        return self.conversation.agent
+
+    @property
+    def factory(self) -> AgentFactory:
+        return self.conversations.factory
+
+
+def run_command(text: str, conversation: Conversation, conversations: Conversations,
+                how: Interaction) -> Outcome:
+    """Run ``/command``; returns the (possibly new) conversation and a message to send
+    now (``/retry``), if any."""
+    name, argument = parse(text)
+    factory = conversations.factory
+    plugins = _plugin_commands(factory)
+    found = route(name, "chat", plugins)
+    if found == "builtin":
+        handler = COMMANDS.get(name)
+        assert handler is not None  # the table and the binding agree (bind checks)
+        return handler(_Call(conversation, conversations, how, argument))
+    if found == "plugin":
+        _say(factory.deps.plugins.run_command(name, argument, conversation.agent))
+        return conversation, None
+    return conversation, _skill(text, factory)
+
+
+def leaves(text: str) -> bool:
+    """Whether ``text`` is ``/exit`` (or an alias): the chat ends before any dispatch."""
+    return text.strip().startswith("/") and builtin(parse(text)[0], "chat") is _EXIT
 
 
 def _plugin_commands(factory: AgentFactory) -> dict[str, Any]:
@@ -54,23 +67,36 @@ def _plugin_commands(factory: AgentFactory) -> dict[str, Any]:
     return host.registrations().commands if host is not None else {}
 
 
-def _plugin_help(factory: AgentFactory) -> str:
-    lines = [f"  /{name:<14} {command.description} (plugin {command.plugin})"
-             for name, command in sorted(_plugin_commands(factory).items())]
-    return "\n" + "\n".join(lines) if lines else ""
+def _help(call: _Call) -> Outcome:
+    lines = [f"  {row.usage:<15} {row.text}" + (f" (plugin {row.plugin})" if row.plugin else "")
+             for row in help_rows("chat", _plugin_commands(call.factory))]
+    _say(for_profile("\n".join(["Commands:", *lines, KEYS]), call.factory.deps.home.name))
+    return call.conversation, None
 
 
-def _plugins(factory: AgentFactory) -> str:
+def _new(call: _Call) -> Outcome:
+    agent = call.agent
+    call.conversation.end()  # as the chat ends a session: one the model never answered goes
+    agent.hooks.events.emit("on_session_reset", session_id=agent.session_id,
+                            platform=agent.platform)
+    conversation = call.conversations.open(call.how)
+    _say(f"new session {conversation.session_id[:8]}")
+    return conversation, None
+
+
+def _plugins(call: _Call) -> Outcome:
     """``/plugins``: the loaded plugins, what each registered, the ones that failed."""
-    host = factory.deps.plugins
+    host = call.factory.deps.plugins
     states = host.registrations().states if host is not None else []
     shown = [s for s in states if s.status in ("loaded", "failed", "missing env")]
     lines = [f"Plugins ({len(shown)}):"]
     for state in shown:
         mark = "✓" if state.status == "loaded" else "✗"
         lines.append(f"  {mark} {state.key}: {state.detail}")
-    none = for_profile("no plugin is loaded (`hermes plugins list`)", factory.deps.home.name)
-    return "\n".join(lines) if shown else none
+    none = for_profile("no plugin is loaded (`hermes plugins list`)",
+                       call.factory.deps.home.name)
+    _say("\n".join(lines) if shown else none)
+    return call.conversation, None
 
 
 def _skill(text: str, factory: AgentFactory) -> str | None:
@@ -91,43 +117,62 @@ def _say(text: str) -> None:
     sys.stdout.flush()
 
 
-def _model(agent: Agent, name: str) -> None:
+def _model(call: _Call) -> Outcome:
+    agent, name = call.agent, call.argument
+    settings = getattr(agent.model, "settings", None)
     if not name:
         _say(f"model: {agent.model.model}")
-        return
-    settings = getattr(agent.model, "settings", None)
-    if settings is None:
+    elif settings is None:
         _say("this model client cannot switch models")
-        return
-    agent.model = type(agent.model)(settings.model_copy(update={"model": name}))  # type: ignore[call-arg]
-    _say(f"model for this session: {name}")
+    else:
+        agent.model = type(agent.model)(settings.model_copy(update={"model": name}))  # type: ignore[call-arg]
+        _say(f"model for this session: {name}")
+    return call.conversation, None
 
 
-def _usage(agent: Agent) -> None:
-    session = agent.store.get_session(agent.session_id)
+def _tools(call: _Call) -> Outcome:
+    _say("\n".join(f"  {n}" for n in call.agent.tools.names()) or "  (no tools)")
+    return call.conversation, None
+
+
+def _usage(call: _Call) -> Outcome:
+    session = call.agent.store.get_session(call.agent.session_id)
     cost = "unknown" if session.cost_usd is None else f"${session.cost_usd:.4f}"
     _say(f"tokens: {session.input_tokens} in, {session.output_tokens} out, "
          f"{session.cache_read_tokens} cached; cost {cost}")
+    return call.conversation, None
 
 
-def _undo(agent: Agent) -> None:
+def _undo(call: _Call) -> Outcome:
     """Take the last exchange out of this session (its tokens stay counted)."""
-    if take_back_last_turn(agent) is None:
+    if take_back_last_turn(call.agent) is None:
         _say("nothing to undo: this session has no exchange yet")
     else:
         _say("undone the last exchange")
+    return call.conversation, None
 
 
-def _retry(agent: Agent) -> str | None:
+def _retry(call: _Call) -> Outcome:
     """Take the last exchange out of this session; its message is sent again."""
-    text = take_back_last_turn(agent)
+    text = take_back_last_turn(call.agent)
     if not text:
         _say("nothing to retry: send a message first")
-        return None
+        return call.conversation, None
     _say(f"retrying: {_first_line(text)}")
-    return text
+    return call.conversation, text
+
+
+def _exit(call: _Call) -> Outcome:
+    """The chat loop leaves before dispatching ``/exit`` (``leaves``); nothing to do."""
+    return call.conversation, None
 
 
 def _first_line(text: str, limit: int = 60) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+COMMANDS: Bound[Callable[[_Call], Outcome]] = bind("chat", {
+    "new": _new, "model": _model, "tools": _tools, "usage": _usage, "retry": _retry,
+    "undo": _undo, "plugins": _plugins, "help": _help, "exit": _exit})
+_EXIT = builtin("exit", "chat")

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes.agent.dispatch import CallOutcome
-from hermes.agent.factory import AgentFactory, Interaction
-from hermes.agent.loop import FORCED_ANSWER, Agent, AgentEvents, TurnResult
-from hermes.agent.transcript import discard_if_unanswered
+from hermes.agent.conversations import LATEST, Conversation, Conversations
+from hermes.agent.factory import Interaction
+from hermes.agent.loop import FORCED_ANSWER, AgentEvents, TurnResult
+from hermes.cli.chat_commands import leaves, run_command
 from hermes.cli.chat_learning import LearnedNotices, answering
 from hermes.environments.sandbox.policy import home_workspace_note
 from hermes.errors import UserError
@@ -20,36 +21,16 @@ from hermes.models.types import StreamCallbacks, ToolCall
 from hermes.tools.approval import refusal_of
 
 EXIT_CODES = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "error": 1}
-HELP = """Commands:
-  /new            start a new session
-  /model [NAME]   show or switch the model for this session
-  /tools          list the tools the model can use
-  /usage          tokens and cost of this session
-  /retry          send your last message again
-  /undo           forget the last exchange
-  /plugins        the plugins loaded, and what each registered
-  /<skill> [ask]  load a skill into this turn (hermes skills list)
-  /help           this help
-  /exit           leave (Ctrl-D works too)
-Enter sends; Esc then Enter (or Alt-Enter) inserts a newline. Ctrl-C interrupts the agent."""
 
 
-def _factory(runtime: Any) -> AgentFactory:
-    factory: AgentFactory = runtime.container.agent_factory()
-    return factory
+def _conversations(runtime: Any) -> Conversations:
+    conversations: Conversations = runtime.container.conversations()
+    return conversations
 
 
-def _open(factory: AgentFactory, how: Interaction, resume: str | None, continue_: bool) -> Agent:
-    if continue_:
-        resume = factory.latest_session_id()
-        if resume is None:
-            raise UserError("no session to continue yet; start one with `hermes chat`")
-    if resume:
-        try:
-            return factory.resume(factory.deps.sessions.resolve_id(resume), how)
-        except LookupError as exc:
-            raise UserError(str(exc)) from exc
-    return factory.new_session(how)
+def _open(runtime: Any, how: Interaction, resume: str | None, continue_: bool
+          ) -> Conversation:
+    return _conversations(runtime).open(how, resume=LATEST if continue_ else resume or None)
 
 
 def _progress(call: ToolCall) -> None:
@@ -72,11 +53,11 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     """Answer once: only the final answer goes to stdout, the rest to stderr."""
     events = AgentEvents(on_tool_start=_progress, on_tool_end=_show_refusal)
     how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
-    agent = _open(_factory(runtime), how, resume, continue_)
+    conversation = _open(runtime, how, resume, continue_)
     _learned_notices(runtime)
     runtime.container.learning().hold()  # until the answer is out (see finish_reviews)
-    result = _run_interruptibly(agent, query)
-    kept = end_session(agent)
+    result = _run_interruptibly(conversation, query)
+    kept = conversation.end().kept
     if result.exit_reason == "error":
         sys.stderr.write(f"error: {for_profile(str(result.error), runtime.home.name)}\n")
     elif result.text:
@@ -84,16 +65,8 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     if result.exit_reason == "budget_exhausted":
         sys.stderr.write("note: the iteration budget ran out (raise --max-iterations)\n")
     if kept:
-        sys.stderr.write(f"session {agent.session_id}\n")
+        sys.stderr.write(f"session {conversation.session_id}\n")
     return EXIT_CODES[result.exit_reason]
-
-
-def end_session(agent: Agent) -> bool:
-    """The chat is done with this session: close it, and delete it if the model never
-    answered in it (``discard_if_unanswered``; one-shot, /new and exit alike).
-    True if it was kept."""
-    agent.close()
-    return not discard_if_unanswered(agent)
 
 
 def _show_refusal(outcome: CallOutcome) -> None:
@@ -104,14 +77,14 @@ def _show_refusal(outcome: CallOutcome) -> None:
         sys.stderr.flush()
 
 
-def _run_interruptibly(agent: Agent, text: str) -> TurnResult:
+def _run_interruptibly(conversation: Conversation, text: str) -> TurnResult:
     """Run a turn in a worker thread so Ctrl-C in the main thread can interrupt it."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
     def work() -> None:
         try:
-            box["result"] = agent.run_turn(text)
+            box["result"] = conversation.run(text)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             box["error"] = exc
         finally:
@@ -125,7 +98,7 @@ def _run_interruptibly(agent: Agent, text: str) -> TurnResult:
             if done.wait(0.2):
                 break
         except KeyboardInterrupt:
-            agent.interrupt()
+            conversation.interrupt()
             sys.stderr.write("\n⏹ interrupting…\n")
     if "error" in box:
         raise box["error"]
@@ -198,8 +171,8 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
     how = Interaction(interactive=True, yolo=yolo, approve=questions.approve,
                       clarify=questions.clarify,
                       stream=stream, events=events)
-    factory = _factory(runtime)
-    agent = _open(factory, how, resume, continue_)
+    conversation = _open(runtime, how, resume, continue_)
+    agent = conversation.agent
     notices = _learned_notices(runtime)
     prompt = ChatPrompt(runtime.home.path / ".chat_history")
     sys.stdout.write(f"hermes · {agent.model.model} · session {agent.session_id[:8]} · "
@@ -211,17 +184,17 @@ def repl(runtime: Any, *, resume: str | None, continue_: bool, yolo: bool, strea
         while_typing()
     while True:
         line = prompt.read()
-        if line is None or line.strip() in ("/exit", "/quit"):
+        if line is None or leaves(line):
             break
         text: str | None = line.strip()
         if text and text.startswith("/"):
-            agent, text = _command(text, agent, factory, how)
+            conversation, text = run_command(text, conversation, _conversations(runtime), how)
         if text:
             with answering(runtime.container.learning(), notices):
-                _turn(agent, text, printer, stream)
-    if end_session(agent):
-        again = command(runtime.home.name, f"chat --resume {agent.session_id}")
-        sys.stderr.write(f"session {agent.session_id} — resume with `{again}`\n")
+                _turn(conversation, text, printer, stream)
+    if conversation.end().kept:
+        again = command(runtime.home.name, f"chat --resume {conversation.session_id}")
+        sys.stderr.write(f"session {conversation.session_id} — resume with `{again}`\n")
 
 
 def _learned_notices(runtime: Any) -> LearnedNotices:
@@ -229,10 +202,10 @@ def _learned_notices(runtime: Any) -> LearnedNotices:
     return LearnedNotices(runtime.container.learning())
 
 
-def _turn(agent: Agent, text: str, printer: _Printer, stream: bool) -> None:
+def _turn(conversation: Conversation, text: str, printer: _Printer, stream: bool) -> None:
     printer.spinner.start()
     try:
-        result = _run_interruptibly(agent, text)
+        result = _run_interruptibly(conversation, text)
     finally:
         printer.spinner.stop()
     _show(result, printer, stream)
@@ -251,10 +224,3 @@ def _show(result: TurnResult, printer: _Printer, stream: bool) -> None:
     elif result.exit_reason == "budget_exhausted":
         sys.stderr.write("(iteration budget used up)\n")
     sys.stdout.flush()
-
-
-def _command(text: str, agent: Agent, factory: AgentFactory, how: Interaction
-             ) -> tuple[Agent, str | None]:
-    from hermes.cli.chat_commands import run_command
-
-    return run_command(text, agent, factory, how)

@@ -11,6 +11,7 @@ import typer
 from hermes import __version__
 from hermes.cli.app import CliState, new_app
 from hermes.cli.argv import split_profile_flag
+from hermes.cli_names import COMMANDS
 
 HELP = (
     "Hermes: a declarative, config-driven AI agent runtime.\n\n"
@@ -18,28 +19,6 @@ HELP = (
     "  -p, --profile NAME   run with that profile's home\n"
     "  -z TEXT              one-shot: same as `hermes chat -q TEXT` (-z - reads stdin)"
 )
-COMMANDS: dict[str, tuple[str, str, bool]] = {
-    # name: (module under hermes.cli, attribute, is a command group)
-    "chat": ("chat_cmd", "chat", False),
-    "profile": ("profile_cmd", "app", True),
-    "config": ("config_cmd", "app", True),
-    "sessions": ("sessions_cmd", "app", True),
-    "prompt": ("prompt_cmd", "app", True),
-    "doctor": ("doctor_cmd", "doctor", False),
-    "approvals": ("approvals_cmd", "app", True),
-    "gateway": ("gateway_cmd", "app", True),
-    "daemon": ("daemon_cmd", "app", True),
-    "sandbox": ("sandbox_cmd", "app", True),
-    "ab": ("ab_cmd", "app", True),
-    "skills": ("skills_cmd", "app", True),
-    "pairing": ("pairing_cmd", "app", True),
-    "curator": ("curator_cmd", "app", True),
-    "cron": ("cron_cmd", "app", True),
-    "plugins": ("plugins_cmd", "app", True),
-    "hooks": ("hooks_cmd", "app", True),
-    "mcp": ("mcp_cmd", "app", True),
-    "acp": ("acp_cmd", "acp", False),
-}
 
 
 def _version(value: bool) -> None:
@@ -74,9 +53,9 @@ def build_app(command: str | None = None, *, builtins: bool = True) -> typer.Typ
     app.callback()(_main)
     names = [command] if command in COMMANDS else list(COMMANDS) if builtins else []
     for name in names:
-        module_name, attribute, is_group = COMMANDS[name]
-        target = getattr(importlib.import_module(f"hermes.cli.{module_name}"), attribute)
-        if is_group:
+        entry = COMMANDS[name]
+        target = getattr(importlib.import_module(f"hermes.cli.{entry.module}"), entry.attribute)
+        if entry.group:
             app.add_typer(target, name=name)
         else:
             app.command(name)(target)
