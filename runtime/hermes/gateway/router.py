@@ -1,10 +1,10 @@
 """Messages from chat platforms to sessions: one session per chat (or thread).
 
 A message for a chat whose turn is still running waits in that chat's queue and
-runs next, in order. Slash commands work from any platform: ``/new`` and
-``/reset`` start a fresh session, ``/model`` shows the model, ``/usage`` the
-session's tokens and cost, ``/stop`` interrupts the running turn, ``/help``; any
-other ``/<name> [request]`` runs an enabled plugin's command of that name, or names a
+runs next, in order. Slash commands work from any platform: the gateway's entries
+of the one table (``hermes.agent.commands``: ``/new``, ``/model``, ``/usage``,
+``/stop``, ``/help``, ...) are bound to the methods here; any other
+``/<name> [request]`` runs an enabled plugin's command of that name, or names a
 skill and runs as a turn carrying it. Plugins' ``pre_gateway_dispatch`` hooks see each
 message first and may drop or rewrite it.
 
@@ -20,9 +20,11 @@ import contextlib
 import functools
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from hermes.agent.commands import Bound, bind, help_rows
 from hermes.agent.events import HookFailed
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import Agent
@@ -32,11 +34,6 @@ from hermes.gateway.messaging.approvals import ChatApprovals
 from hermes.gateway.messaging.learned import LearnedLines
 from hermes.gateway.service import ProfileService
 
-HELP = ("/new or /reset — start a new conversation\n/model — the model answering\n"
-        "/usage — tokens and cost of this conversation\n/stop — interrupt the running "
-        "turn\n/approve [session|always] or /deny — answer the agent's request to run a "
-        "command\n/<skill> [request] — load a skill into the turn\n/help — this list")
-COMMANDS = frozenset({"new", "reset", "model", "usage", "stop", "help", "approve", "deny"})
 TYPING_EVERY = 4.0
 """Seconds between typing indicators during a turn (Telegram's lasts 5 s)."""
 SESSIONS_FILE = "gateway_sessions.json"
@@ -154,35 +151,41 @@ class SessionRouter:
         return agent
 
     def _command(self, source: MessageSource, text: str) -> str:
+        """A built-in command of the gateway (the table's, ``hermes.agent.commands``)."""
         name = _command_name(text)
-        key = source.session_key
-        if name in ("new", "reset"):
-            ended = self._sessions.pop(key, None)
-            atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
-            if ended is not None:  # the hooks run beside the loop, which answers at once
-                asyncio.get_running_loop().run_in_executor(None, functools.partial(
-                    self.service.events.emit, "on_session_reset", session_id=ended,
-                    platform=source.platform))
-            return "started a new conversation"
-        if name == "model":
-            return f"model: {self.service.model}"
-        if name == "usage":
-            return self._usage(key)
-        if name == "stop":
-            agent = self._running.get(key)
-            if agent is None:
-                return "nothing is running"
-            agent.interrupt()
-            return "stopping the running turn"
-        if name == "help":
-            return HELP + "".join(f"\n/{n} — {c.description}" for n, c
-                                  in sorted(self.service.plugin_commands().items()))
-        if name in ("approve", "deny"):
-            return self.approvals.answer(source, text)
-        return f"unknown command /{name}; /help lists them"
+        handler = COMMANDS.get(name)
+        return handler(self, source, text) if handler is not None else \
+            f"unknown command /{name}; /help lists them"
 
-    def _usage(self, key: str) -> str:
-        session_id = self._sessions.get(key)
+    def _new(self, source: MessageSource, text: str) -> str:
+        ended = self._sessions.pop(source.session_key, None)
+        atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
+        if ended is not None:  # the hooks run beside the loop, which answers at once
+            asyncio.get_running_loop().run_in_executor(None, functools.partial(
+                self.service.events.emit, "on_session_reset", session_id=ended,
+                platform=source.platform))
+        return "started a new conversation"
+
+    def _model(self, source: MessageSource, text: str) -> str:
+        return f"model: {self.service.model}"
+
+    def _stop(self, source: MessageSource, text: str) -> str:
+        agent = self._running.get(source.session_key)
+        if agent is None:
+            return "nothing is running"
+        agent.interrupt()
+        return "stopping the running turn"
+
+    def _help(self, source: MessageSource, text: str) -> str:
+        return "\n".join(f"{row.usage} — {row.text}" for row
+                         in help_rows("gateway", self.service.plugin_commands()))
+
+    def _answer(self, source: MessageSource, text: str) -> str:
+        """``/approve`` or ``/deny``: the answer to the chat's pending approval."""
+        return self.approvals.answer(source, text)
+
+    def _usage(self, source: MessageSource, text: str) -> str:
+        session_id = self._sessions.get(source.session_key)
         if session_id is None:
             return "no conversation yet"
         session = self.service.factory.deps.sessions.get_session(session_id)
@@ -217,6 +220,14 @@ class SessionRouter:
         for agent in list(self._running.values()):
             agent.interrupt()
         return len(self._running)
+
+
+Command = Callable[[SessionRouter, MessageSource, str], str]
+COMMANDS: Bound[Command] = bind("gateway", {
+    "new": SessionRouter._new, "model": SessionRouter._model, "usage": SessionRouter._usage,
+    "stop": SessionRouter._stop, "approve": SessionRouter._answer,
+    "deny": SessionRouter._answer, "help": SessionRouter._help})
+"""The gateway's built-in slash commands, bound to the table's entries for it."""
 
 
 def _command_name(text: str) -> str:
