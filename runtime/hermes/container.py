@@ -227,7 +227,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
     conversations = providers.Singleton(Conversations, factory=agent_factory)
     """Every front door's sessions and turns (open, run, count, interrupt, end)."""
 
-    cron = providers.Singleton(CronService, store=cron_store, factory=agent_factory,
+    cron = providers.Singleton(CronService, store=cron_store, conversations=conversations,
                                skills=skills, destinations=destinations,
                                keep_outputs=settings.provided.cron.keep_outputs)
     """Runs the profile's jobs (the gateway's ticks, ``hermes cron tick | run``)."""

@@ -163,21 +163,27 @@ def run(ctx: typer.Context, ref: str = REF, overrides: list[str] | None = OVERRI
 def tick(ctx: typer.Context, overrides: list[str] | None = OVERRIDES) -> None:
     """Run the jobs that are due, once (for a system timer where no gateway runs); exit
     status 1 when a run failed."""
-    reports = _running(ctx, overrides, lambda cron, deliver: cron.tick(deliver))
+    reports = _running(ctx, overrides, lambda cron, deliver: cron.tick(deliver),
+                       require_key=False)
     if not reports:
         out("no job is due")
     _exit(reports)
 
 
-def _running(ctx: typer.Context, overrides: Sequence[str] | None, what: Any
-             ) -> list[Report]:
-    """``what(cron service, deliver)`` in a runtime of this profile."""
-    from hermes.container import build_runtime
+def _running(ctx: typer.Context, overrides: Sequence[str] | None, what: Any,
+             require_key: bool = True) -> list[Report]:
+    """``what(cron service, deliver)`` in a runtime of this profile. A provider without
+    its key is refused before anything starts (``run``), or — ``require_key=False``, for
+    ``tick`` — fails each due job with that line (nothing due: nothing to refuse)."""
+    from hermes.config import compose_config
+    from hermes.container import open_runtime
     from hermes.cron.send import direct_deliver
 
     st = state(ctx)
-    home = st.home().ensure()
-    with build_runtime(home, _config(ctx, overrides or ()), st.environ) as runtime:
+    home = st.home()
+    composed = compose_config(home, st.environ, list(overrides or ()))
+    with open_runtime(home, composed.config, st.environ, raw=composed.raw,
+                      require_key=require_key) as runtime:
         reports: list[Report] = what(runtime.container.cron(),
                                      direct_deliver(runtime, logging.getLogger("hermes.cron")))
     for report in reports:

@@ -1,6 +1,10 @@
 """One run of a job: a fresh session without the ``cron`` toolset (a job cannot schedule
 jobs), the job's skills loaded into its message, the answer saved under
 ``cron/output/<job>/``. An answer containing ``[SILENT]`` is saved but not delivered.
+
+The session is a conversation of the runtime's ``Conversations``: a provider without its
+key fails the run with that one line before a session exists, and a session the model
+never answered (an unreachable endpoint) is discarded when the run ends.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from hermes.agent.factory import AgentFactory, Interaction
+from hermes.agent.conversations import Conversation, Conversations
+from hermes.agent.factory import Interaction
 from hermes.agent.loop import Agent, TurnResult
 from hermes.cron.jobs import Job
 from hermes.errors import UserError
@@ -74,30 +79,38 @@ def _skill_block(skills: SkillsStore, name: str, job: Job) -> str:
     return block
 
 
-def run_job(job: Job, factory: AgentFactory, skills: SkillsStore,
+def run_job(job: Job, conversations: Conversations, skills: SkillsStore,
             runner: TurnRunner | None = None) -> Outcome:
     """Run ``job`` once in a new session; never raises for the job's own failures."""
     how = Interaction(source="cron", stream=False, interactive=False, without=(CRON_TOOLSET,))
     try:
         message = job_message(job, skills)
-        agent = factory.new_session(how)
+        conversation = conversations.open(how)
     except Exception as exc:  # noqa: BLE001 - a failing job records its error
         return Outcome("error", _describe(exc))
     try:
-        result = (runner or _run_turn)(agent, message)
+        result = _run_turn(conversation, message, runner)
     except Exception as exc:  # noqa: BLE001
-        return Outcome("error", _describe(exc), agent.session_id)
-    finally:
-        agent.close()
+        return Outcome("error", _describe(exc), _kept(conversation))
+    session_id = _kept(conversation)
     if result.exit_reason in ("error", "interrupted"):
         return Outcome("error", f"{result.exit_reason}: {result.error or 'no answer'}",
-                       agent.session_id)
+                       session_id)
     status: Literal["ok", "silent"] = "silent" if is_silent(result.text) else "ok"
-    return Outcome(status, result.text, agent.session_id)
+    return Outcome(status, result.text, session_id)
 
 
-def _run_turn(agent: Agent, text: str) -> TurnResult:
-    return agent.run_turn(text)
+def _run_turn(conversation: Conversation, text: str, runner: TurnRunner | None
+              ) -> TurnResult:
+    if runner is None:
+        return conversation.run(text)
+    return runner(conversation.agent, text)
+
+
+def _kept(conversation: Conversation) -> str | None:
+    """End the run's session: its id, or None when it was discarded (never answered)."""
+    ended = conversation.end()
+    return ended.session_id if ended.kept else None
 
 
 def _describe(exc: Exception) -> str:

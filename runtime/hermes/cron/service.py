@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hermes.agent.factory import AgentFactory
+from hermes.agent.conversations import Conversations
 from hermes.cron.jobs import Job, RunStatus
 from hermes.cron.run import Outcome, TurnRunner, run_job, save_output
 from hermes.cron.store import JobStore
@@ -37,11 +37,11 @@ class Report:
 class CronService:
     """The jobs of one profile and how they run."""
 
-    def __init__(self, store: JobStore, factory: AgentFactory, skills: SkillsStore,
+    def __init__(self, store: JobStore, conversations: Conversations, skills: SkillsStore,
                  destinations: Destinations, keep_outputs: int = 50,
                  log: logging.Logger | None = None):
         self.store = store
-        self.factory = factory
+        self.conversations = conversations
         self.skills = skills
         self.destinations = destinations
         self.keep_outputs = keep_outputs
@@ -58,7 +58,7 @@ class CronService:
 
     def execute(self, job: Job, runner: TurnRunner | None = None) -> Outcome:
         """Run a claimed job and save its output (a worker thread in the gateway)."""
-        outcome = run_job(job, self.factory, self.skills, runner)
+        outcome = run_job(job, self.conversations, self.skills, runner)
         now = self.store.clock.now()
         try:
             path = save_output(job, outcome, self.store.output_dir, now, self.keep_outputs)
