@@ -15,7 +15,7 @@ from hermes.environments.local import LocalEnvironment
 from hermes.home import Home, home_from_path
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import BuiltinMemory
-from hermes.profiles import ProfileManager
+from hermes.profiles.manager import ProfileManager
 
 
 def runtime_for(home: Home, environ: dict[str, str], *overrides: str):

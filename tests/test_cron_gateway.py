@@ -22,7 +22,6 @@ from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.cron.clock import Clock, zone_named
 from hermes.cron.store import JobStore
-from hermes.cron.ticker import CronTicker
 from hermes.gateway.base import (
     MessageEvent,
     MessageHandler,
@@ -30,6 +29,7 @@ from hermes.gateway.base import (
     PlatformAdapter,
     PlatformState,
 )
+from hermes.gateway.cron_ticker import CronTicker
 from hermes.gateway.router import SessionRouter
 from hermes.gateway.service import ProfileService
 from hermes.home import resolve_home

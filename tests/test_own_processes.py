@@ -101,7 +101,7 @@ def test_pythonpath_keeps_only_absolute_entries() -> None:
 
 def test_an_alias_without_a_console_script_runs_python_minus_p() -> None:
     probe = ("import sys\nsys.executable = '/nowhere/bin/python'\n"
-             "from hermes.profile_links import alias_script\nprint(alias_script('work'))")
+             "from hermes.profiles.links import alias_script\nprint(alias_script('work'))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=True)
     assert "exec /nowhere/bin/python -P -m hermes -p work \"$@\"" in done.stdout

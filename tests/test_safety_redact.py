@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from hermes.credentials import write_env_file
-from hermes.tools.redact import Redactor, build_redactor, secret_values
+from hermes.redact import Redactor, build_redactor, secret_values
 
 
 def test_known_values_from_env_file_and_environment(tmp_path: Path) -> None:

@@ -142,7 +142,7 @@ class CliState:
             return self.profile
 
     def manager(self) -> Any:
-        from hermes.profiles import ProfileManager
+        from hermes.profiles.manager import ProfileManager
 
         return ProfileManager(default_root(self.environ), self.environ)
 

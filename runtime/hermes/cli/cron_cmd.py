@@ -177,7 +177,7 @@ def _running(ctx: typer.Context, overrides: Sequence[str] | None, what: Any,
     ``tick`` — fails each due job with that line (nothing due: nothing to refuse)."""
     from hermes.config import compose_config
     from hermes.container import open_runtime
-    from hermes.cron.send import direct_deliver
+    from hermes.gateway.cron_send import direct_deliver
 
     st = state(ctx)
     home = st.home()

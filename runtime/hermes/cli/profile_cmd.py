@@ -13,7 +13,7 @@ from hermes.errors import ProfileError
 from hermes.hints import command
 
 if TYPE_CHECKING:
-    from hermes.profiles import Outcome
+    from hermes.profiles.manager import Outcome
 
 app = new_app("Manage profiles: isolated homes with their own config, secrets, memory and "
               "sessions.")
@@ -147,7 +147,7 @@ def import_(
 ) -> None:
     """Import an exported profile. Refuses to overwrite an existing one. Secrets were
     not exported: `<redacted>` placeholders are removed and the secrets to set are named."""
-    from hermes.profile_archive import secrets_to_set
+    from hermes.profiles.archive import secrets_to_set
 
     st = state(ctx)
     outcome = st.manager().import_(archive, name)

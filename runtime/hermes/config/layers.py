@@ -55,14 +55,14 @@ class Layer:
         return f"{self.label} ({self.file})" if self.file else self.label
 
 
-def package_dir(name: str) -> Path:
+def package_dir(name: str, packaged: str | None = None) -> Path:
     """A data directory shipped with the package (``conf``, ``profiles``).
 
-    Installed wheels carry them inside ``hermes/``; a source checkout keeps
-    them at the repository's top level.
+    Installed wheels carry them inside ``hermes/`` (as ``packaged`` when its name there
+    differs); a source checkout keeps them at the repository's top level.
     """
     here = Path(__file__).resolve().parent.parent
-    inside = here / name
+    inside = here / (packaged or name)
     return inside if inside.is_dir() else here.parent.parent / name
 
 
@@ -71,7 +71,8 @@ def packaged_conf_dir() -> Path:
 
 
 def examples_dir() -> Path:
-    return package_dir("profiles")
+    # ``hermes/profiles`` is the Python package that manages homes.
+    return package_dir("profiles", "example_profiles")
 
 
 def read_yaml(path: Path, *, text: str | None = None) -> dict[str, Any]:

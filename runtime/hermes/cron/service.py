@@ -1,6 +1,6 @@
 """``CronService``: one profile's jobs claimed, run, delivered and recorded.
 
-The gateway ticks it every minute (``hermes.cron.ticker``), running each claimed job in
+The gateway ticks it every minute (``hermes.gateway.cron_ticker``), running each claimed job in
 a worker thread and delivering through its running platforms; ``hermes cron tick`` and
 ``hermes cron run`` call ``tick``/``run_now`` here, delivering with ``deliver``.
 """

@@ -25,7 +25,6 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
@@ -34,10 +33,10 @@ from typing import Any
 
 from hermes import __version__
 from hermes.daemon import wire
+from hermes.daemon.wire import LOCK_FILE, PID_FILE, STATUS_FILE
 from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 
-LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
 TICK_EVERY = 600.0
 """Seconds between the curator ticks of a standalone server."""
 
@@ -136,7 +135,7 @@ class Server:
     def _accept(self, listener: socket.socket) -> None:
         conn, _ = listener.accept()
         with conn:
-            pid, uid = peer_credentials(conn)
+            pid, uid = wire.peer_credentials(conn)
             if uid != os.getuid():  # checked before a byte is read
                 return
             conn.settimeout(10)
@@ -193,14 +192,6 @@ class Server:
         atomic_write(self.dir / STATUS_FILE, json.dumps(status) + "\n", mode=0o600)
 
 
-def peer_credentials(conn: socket.socket) -> tuple[int, int]:
-    """The pid (0 when it is in a pid namespace this server cannot see) and the uid of
-    the process at the other end (``SO_PEERCRED``)."""
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _ = struct.unpack("3i", creds)
-    return int(pid), int(uid)
-
-
 def sees_the_same_files(pid: int, cwd: object) -> bool:
     """Whether the client at ``pid`` shares this server's mount namespace (and so its
     files). A client in another container on the same volume does not: its pid is not
@@ -223,6 +214,7 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
     from hermes.config import compose_config
     from hermes.container import build_runtime  # noqa: F401
     from hermes.models.litellm_client import import_litellm
+    from hermes.models.warm import warm_openai_path
 
     import_litellm()
     import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
@@ -235,25 +227,6 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
     gc.collect()
     gc.freeze()
     return timeout
-
-
-def warm_openai_path() -> None:
-    """What litellm's first OpenAI-compatible call loads (~500 modules of the openai SDK,
-    a client: ~0.2 s), loaded once here so no forked child pays it. (tiktoken's encoding
-    is not needed: ``import_litellm`` turns litellm's token counter off.)
-    It starts no threads."""
-    import openai.resources.chat.completions  # noqa: F401
-    import openai.types.chat  # noqa: F401
-    from openai import OpenAI
-
-    OpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1").chat.completions.create  # noqa: B018
-
-    # Response types whose pydantic schemas are built on first use (~25 ms).
-    from litellm.types.utils import ModelResponse, ModelResponseStream, Usage
-
-    ModelResponse()
-    ModelResponseStream()
-    Usage()
 
 
 def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:
@@ -303,7 +276,7 @@ def _daemon_off(home: Home, environ: dict[str, str]) -> bool:
 
 def _stop_standalone(home: Home, timeout: float = 30.0) -> None:
     try:
-        pid = int((wire.run_dir(home.path) / PID_FILE).read_text())
+        pid = int(wire.pid_file(home.path).read_text())
         os.kill(pid, signal.SIGTERM)
     except (OSError, ValueError):
         return

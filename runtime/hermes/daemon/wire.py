@@ -2,6 +2,10 @@
 
 The client's first message carries its stdin, stdout and stderr as file
 descriptors (``SCM_RIGHTS``); everything else is plain frames.
+
+A leaf of the foundation (imports the standard library only): services that meet the
+warm server (the MCP broker reads its pid file and checks its peers) read the file
+names, paths and peer credentials here, not from the server.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 PROTOCOL = 1
 MAX_FRAME = 16 * 1024 * 1024
 HEADER = struct.Struct("!I")
+LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
 
 
 def install_id() -> str:
@@ -32,6 +37,19 @@ def run_dir(home_path: Path) -> Path:
 
 def socket_path(home_path: Path) -> Path:
     return run_dir(home_path) / "daemon.sock"
+
+
+def pid_file(home_path: Path) -> Path:
+    """The running server's pid, one line."""
+    return run_dir(home_path) / PID_FILE
+
+
+def peer_credentials(conn: socket.socket) -> tuple[int, int]:
+    """The pid (0 when it is in a pid namespace this server cannot see) and the uid of
+    the process at the other end (``SO_PEERCRED``)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -44,7 +44,7 @@ def prepare(experiment: Experiment, home: Home, environ: Mapping[str, str]) -> C
     """Validate every arm's stored config (and the judge's) before any run starts."""
     from hermes.config.stored import load_stored
     from hermes.models.litellm_client import import_litellm
-    from hermes.profiles import ProfileManager
+    from hermes.profiles.manager import ProfileManager
 
     import_litellm()  # once, here: its import would count against the first runs' time
     _warm_up()
@@ -67,7 +67,7 @@ def _warm_up() -> None:
     first arm's first runs are not slower for it."""
     import contextlib
 
-    from hermes.daemon.server import warm_openai_path
+    from hermes.models.warm import warm_openai_path
 
     with contextlib.suppress(Exception):  # only an optimisation: a failure costs time
         warm_openai_path()

@@ -23,11 +23,6 @@ ADAPTERS = {"api_server": "hermes.gateway.api_server.platform:ApiServerPlatform"
 """The adapter class of each platform kind, imported only by the gateway that runs it."""
 
 
-def build_platforms(settings: PlatformsConfig) -> list[str]:
-    """The names of the platforms a runtime would serve (started by the gateway)."""
-    return list(settings.enabled)
-
-
 def build_adapters(settings: PlatformsConfig, service: Any, listeners: Any,
                    failed: dict[str, PlatformState]) -> list[tuple[str, PlatformAdapter]]:
     """Adapters for ``service``'s profile; a platform that cannot be built goes to ``failed``."""

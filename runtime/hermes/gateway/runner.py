@@ -9,7 +9,7 @@ Shutdown: the first SIGTERM/SIGINT stops accepting; turns already running may
 finish for ``gateway.shutdown_grace`` seconds, then they are interrupted (their
 transcripts stay valid) and answered. A second signal stops at once. Background
 learning reviews and scheduled jobs' runs get the same grace. Every ``TICK_EVERY``
-seconds (and at start) each profile's due jobs are started (``hermes.cron.ticker``).
+seconds (and at start) each profile's due jobs are started (``hermes.gateway.cron_ticker``).
 Every ``CURATE_EVERY`` seconds (and at start) each profile's skills curator is ticked;
 it runs only when due.
 """
@@ -25,11 +25,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hermes.cron.ticker import TICK_EVERY, CronTicker
 from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.platform import Listeners
 from hermes.gateway.base import PlatformAdapter, PlatformState
-from hermes.gateway.logs import close_logger, gateway_logger
+from hermes.gateway.cron_ticker import TICK_EVERY, CronTicker
 from hermes.gateway.messaging.gate import gate_for
 from hermes.gateway.pidfile import GatewayLock, write_status
 from hermes.gateway.platforms import build_adapters
@@ -37,6 +36,7 @@ from hermes.gateway.router import SessionRouter
 from hermes.gateway.service import ProfileService
 from hermes.hints import for_profile
 from hermes.home import Home
+from hermes.logs import close_logger, gateway_logger
 
 STATUS_EVERY = 2.0
 CURATE_EVERY = 600.0

@@ -48,10 +48,8 @@ def socket_file(home: Home, server_pid: int) -> Path:
 
 def warm_server_pid(home: Home) -> int | None:
     """The warm server's pid when this process is a command it runs, else None."""
-    from hermes.daemon.server import PID_FILE
-
     try:
-        pid = int((wire.run_dir(home.path) / PID_FILE).read_text())
+        pid = int(wire.pid_file(home.path).read_text())
     except (OSError, ValueError):
         return None
     return pid if pid == os.getppid() else None
@@ -175,21 +173,16 @@ class Broker:
             await self.servers.close_all()
 
     def _server_runs(self) -> bool:
-        from hermes.daemon.server import PID_FILE
-
         try:
             os.kill(self.server_pid, 0)
-            return int((wire.run_dir(self.home.path) / PID_FILE).read_text()) == \
-                self.server_pid
+            return int(wire.pid_file(self.home.path).read_text()) == self.server_pid
         except (OSError, ValueError):
             return False
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
                       ) -> None:
-        from hermes.daemon.server import peer_credentials
-
         try:
-            if peer_credentials(writer.get_extra_info("socket"))[1] != os.getuid():
+            if wire.peer_credentials(writer.get_extra_info("socket"))[1] != os.getuid():
                 return
             while (message := await _read(reader)) is not None:
                 writer.write(wire.encode(await self._reply(message)))
@@ -227,8 +220,8 @@ async def _read(reader: asyncio.StreamReader) -> dict[str, Any] | None:
 
 def main(argv: Sequence[str]) -> int:
     """``python -m hermes.mcp.broker HOME SERVER_PID``: serve until that server is gone."""
-    from hermes.gateway.logs import home_logger
     from hermes.home import home_from_path
+    from hermes.logs import home_logger
     from hermes.mcp.pool import Servers
 
     home = home_from_path(Path(argv[0]))

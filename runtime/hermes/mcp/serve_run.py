@@ -34,7 +34,7 @@ def profile_access(home: Home, config: HermesConfig, environ: Mapping[str, str]
     """The profile's runtime, started, as the MCP tools use it; stopped on exit."""
     from hermes.container import build_runtime
     from hermes.mcp.approvals import PendingApprovals
-    from hermes.tools.redact import build_redactor
+    from hermes.redact import build_redactor
 
     redact = build_redactor(home.env_file, environ, config.secrets.environment_files)
     with build_runtime(home, config, environ) as runtime:

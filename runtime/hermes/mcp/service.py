@@ -86,7 +86,7 @@ def start_servers(home: Home, environ: Mapping[str, str], specs: list[ServerSpec
                   problems: list[str], *, shared: bool = True) -> McpService:
     """Begin connecting to ``specs``: through the warm server's broker when this process
     is a command it runs (and ``shared``), else in a pool of this process."""
-    from hermes.gateway.logs import home_logger
+    from hermes.logs import home_logger
     from hermes.mcp.broker import broker_client
     from hermes.mcp.pool import McpPool
 

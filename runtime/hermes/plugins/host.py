@@ -83,7 +83,7 @@ class PluginHost:
     def logger(self) -> logging.Logger:
         """``logs/plugins.log`` of the home (opened on first use)."""
         if self._logger is None:
-            from hermes.gateway.logs import home_logger
+            from hermes.logs import home_logger
 
             self._logger = home_logger(self.home, self.environ, "plugins")
         return self._logger

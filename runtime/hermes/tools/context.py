@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from hermes.environments.base import Environment
 from hermes.environments.files import Files
 from hermes.home import Home
+from hermes.redact import build_redactor, no_redaction
 from hermes.tools.danger import DANGER_CLASSES, Danger
 from hermes.tools.processes import ProcessTable
-from hermes.tools.redact import build_redactor, no_redaction
 
 if TYPE_CHECKING:
     from hermes.gateway.base import MessageSource

@@ -9,7 +9,7 @@ from pathlib import Path
 from hermes.credentials import write_env_file
 from hermes.fsutil import atomic_write
 from hermes.home import ACTIVE_FILE
-from hermes.profile_links import META_FILE, write_meta
+from hermes.profiles.links import META_FILE, write_meta
 
 # What --clone copies; --clone-all copies everything except HISTORY.
 CLONE_ITEMS = ("config.yaml", ".env", "SOUL.md", "skills", "memories", "conf")

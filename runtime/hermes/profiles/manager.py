@@ -29,15 +29,15 @@ from hermes.home import (
     tombstone_path,
     validate_profile_name,
 )
-from hermes.profile_archive import export_profile, import_profile
-from hermes.profile_files import (
+from hermes.profiles.archive import export_profile, import_profile
+from hermes.profiles.files import (
     CLONE_ITEMS,
     HISTORY_ITEMS,
     LOCAL_ITEMS,
     copy_items,
     finish_new_home,
 )
-from hermes.profile_links import (
+from hermes.profiles.links import (
     META_FILE,
     Dependant,
     alias_paths,
@@ -50,7 +50,7 @@ from hermes.profile_links import (
     stop_owned_gateway,
     write_meta,
 )
-from hermes.rollback import Rollback
+from hermes.profiles.rollback import Rollback
 
 
 @dataclass(frozen=True)

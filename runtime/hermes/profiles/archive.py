@@ -23,11 +23,11 @@ from hermes.credentials import REDACTED, Secrets, is_reference, is_secret_key
 from hermes.errors import ConfigError, ProfileError
 from hermes.fsutil import atomic_write
 from hermes.home import ACTIVE_FILE, Home, home_for, tombstone_path
-from hermes.profile_files import finish_new_home
-from hermes.profile_links import read_meta
+from hermes.profiles.files import finish_new_home
+from hermes.profiles.links import read_meta
 
 if TYPE_CHECKING:
-    from hermes.profiles import ProfileManager
+    from hermes.profiles.manager import ProfileManager
 
 EXPORT_SKIP = frozenset({".env", ".lock", ".cache", "profiles", ACTIVE_FILE, "gateway.pid"})
 _SECRET_REF = re.compile(r"\$\{secret:([A-Za-z0-9_]+)\}")

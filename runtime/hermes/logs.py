@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from hermes.errors import disk_full
 from hermes.fsutil import private_dir
 from hermes.home import Home
-from hermes.tools.redact import build_redactor
+from hermes.redact import build_redactor
 
 MAX_BYTES = 5 * 1024 * 1024
 BACKUPS = 3
