@@ -16,6 +16,8 @@ import pytest
 
 from conftest import ok, refused, write_fake_provider
 from fakellm import FakeLLM, Fault, Reply
+from mcp_support import write_profile
+from test_mcp_serve import call, run, stdio_client
 
 NO_KEY = "no API key for provider custom"
 
@@ -96,4 +98,39 @@ def test_cron_tick_fails_each_due_job_with_the_one_line(hermes, root: Path,
     assert f"job {job} (Check the build): error" in result.stdout and NO_KEY in result.stdout
     stored = json.loads((root / "cron" / "jobs.json").read_text())["jobs"][0]
     assert stored["last_error"].startswith(NO_KEY)
+    assert sessions(root / "state.db") == [] and llm.requests == []
+
+
+# -- mcp serve -------------------------------------------------------------------------
+
+
+def test_mcp_ask_discards_a_session_the_model_never_answered(environ, root: Path,
+                                                             llm: FakeLLM) -> None:
+    write_profile(root, llm.openai_base_url, {})
+    llm.script.push(*[Fault.server_error()] * 3)
+
+    async def session() -> None:
+        async with stdio_client(environ) as client:
+            failed = await call(client, "ask", message="Capital of France?")
+            assert failed["exit_reason"] == "error" and failed["session_id"] is None
+            assert (await call(client, "sessions_list"))["sessions"] == []
+
+    run(session)
+    assert sessions(root / "state.db") == []
+
+
+def test_mcp_ask_refuses_a_missing_key_and_the_session_tools_still_work(
+        environ, root: Path, llm: FakeLLM) -> None:
+    write_profile(root, llm.openai_base_url, {})
+    without_key(root)
+
+    async def session() -> None:
+        async with stdio_client(environ) as client:
+            assert (await call(client, "sessions_list"))["sessions"] == []
+            refused = await client.call_tool("ask", {"message": "Capital of France?"})
+            assert refused.is_error
+            line = refused.content[0].text
+            assert f"ask: {NO_KEY}" in line and "CUSTOM_API_KEY" in line and "\n" not in line
+
+    run(session)
     assert sessions(root / "state.db") == [] and llm.requests == []

@@ -135,9 +135,10 @@ def serve(
     st = state(ctx)
     home = st.home()
     key = bearer_key(home, st.environ) if http else None
-    config = compose_config(home, st.environ, overrides or []).config
+    composed = compose_config(home, st.environ, overrides or [])
     home.ensure()
-    server = build_server(lambda: profile_access(home, config, st.environ), home.name)
+    server = build_server(lambda: profile_access(home, composed.config, st.environ,
+                                                 composed.raw), home.name)
     if key is None:
         serve_stdio(server)
         return

@@ -2,6 +2,10 @@
 read and search its sessions, ask the agent (a turn in a new or a given session), and
 answer the approvals those turns wait for. Plain Python (the SDK is in ``serve``);
 every text handed out passes the home's redactor.
+
+``ask`` runs through the runtime's ``Conversations``: a provider without its key refuses
+it in one line before a session exists (the session tools work without one), and a
+session the model never answered is discarded when the turn ends.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from hermes.agent.factory import AgentFactory, Interaction
-from hermes.agent.loop import Agent
+from hermes.agent.conversations import Conversation, Conversations
+from hermes.agent.factory import Interaction
 from hermes.mcp.approvals import PendingApprovals
 from hermes.sessions.errors import SessionError
 from hermes.sessions.store import SessionStore
@@ -28,15 +32,15 @@ SESSION_FIELDS = ("id", "title", "source", "model", "started_at", "updated_at", 
 class ProfileAccess:
     """One profile's sessions and agent, as the MCP tools use them."""
 
-    def __init__(self, sessions: SessionStore, factory: Callable[[], AgentFactory],
+    def __init__(self, sessions: SessionStore, conversations: Callable[[], Conversations],
                  approvals: PendingApprovals, redact: Callable[[str], str]):
         self.sessions = sessions
-        self.factory = factory
+        self.conversations = conversations
         """Built on the first ``ask``: the session tools need no model or tools (nor the
         runtime's MCP servers to have started)."""
         self.approvals = approvals
         self.redact = redact
-        self._running: dict[str, Agent] = {}
+        self._running: dict[str, Conversation] = {}
         self._lock = threading.Lock()
 
     def sessions_list(self, limit: int, source: str | None) -> list[dict[str, Any]]:
@@ -56,40 +60,46 @@ class ProfileAccess:
                 for hit in self.sessions.search(query, limit)]
 
     def ask(self, message: str, session_id: str | None, request: str = "") -> dict[str, Any]:
-        """Run one turn; the answer and the session it is in. ``request`` names the turn
-        for ``interrupt``."""
+        """Run one turn; the answer and the session it is in (None when the model never
+        answered: the session is discarded). ``request`` names the turn for
+        ``interrupt``."""
         box: dict[str, str] = {}
         how = Interaction(interactive=True, stream=False, source=SOURCE,
                           approve=self.approvals.callback(lambda: box.get("id", "")))
-        agent = self._agent(how, session_id)
-        box["id"] = agent.session_id
-        with self._lock:
-            if any(running.session_id == agent.session_id
-                   for running in self._running.values()):
-                raise SessionError(f"session {agent.session_id} is answering another "
-                                   "message; ask again when it is done")
-            self._running[request or agent.session_id] = agent
+        conversation = self.conversations().open(how, resume=session_id) \
+            if session_id is not None else self.conversations().open(how)
+        box["id"] = key = conversation.session_id
+        self._start(request or key, conversation)
         try:
-            result = agent.run_turn(message)
+            result = conversation.run(message)
         finally:
             with self._lock:
-                self._running.pop(request or agent.session_id, None)
-            agent.close()
-        answer = {"session_id": agent.session_id, "answer": self.redact(result.text),
+                self._running.pop(request or key, None)
+            ended = conversation.end()
+        answer = {"session_id": key if ended.kept else None,
+                  "answer": self.redact(result.text),
                   "exit_reason": result.exit_reason, "iterations": result.iterations}
         return answer | ({"error": self.redact(result.error)} if result.error else {})
+
+    def _start(self, request: str, conversation: Conversation) -> None:
+        """Count ``conversation``'s turn under ``request``; refused while the session
+        answers another message."""
+        with self._lock:
+            busy = any(running.session_id == conversation.session_id
+                       for running in self._running.values())
+            if not busy:
+                self._running[request] = conversation
+        if busy:
+            conversation.end(keep=True)
+            raise SessionError(f"session {conversation.session_id} is answering another "
+                               "message; ask again when it is done")
 
     def interrupt(self, request: str) -> None:
         """Stop the turn ``ask`` runs for ``request`` (its client gave up on it)."""
         with self._lock:
-            agent = self._running.get(request)
-        if agent is not None:
-            agent.interrupt()
-
-    def _agent(self, how: Interaction, session_id: str | None) -> Agent:
-        if session_id is None:
-            return self.factory().new_session(how)
-        return self.factory().resume(self.sessions.resolve_id(session_id), how)
+            conversation = self._running.get(request)
+        if conversation is not None:
+            conversation.interrupt()
 
     def _summary(self, session: Any) -> dict[str, Any]:
         data = {key: value for key, value in asdict(session).items() if key in SESSION_FIELDS}

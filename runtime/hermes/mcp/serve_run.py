@@ -29,17 +29,19 @@ Asgi = Callable[..., Any]
 
 
 @contextlib.contextmanager
-def profile_access(home: Home, config: HermesConfig, environ: Mapping[str, str]
-                   ) -> Iterator[ProfileAccess]:
-    """The profile's runtime, started, as the MCP tools use it; stopped on exit."""
-    from hermes.container import build_runtime
+def profile_access(home: Home, config: HermesConfig, environ: Mapping[str, str],
+                   raw: Mapping[str, Any] | None = None) -> Iterator[ProfileAccess]:
+    """The profile's runtime, started, as the MCP tools use it; stopped on exit. A
+    provider without its key refuses only ``ask`` (the session tools need none)."""
+    from hermes.container import open_runtime
     from hermes.mcp.approvals import PendingApprovals
     from hermes.redact import build_redactor
 
     redact = build_redactor(home.env_file, environ, config.secrets.environment_files)
-    with build_runtime(home, config, environ) as runtime:
+    with contextlib.closing(open_runtime(home, config, environ, raw=raw,
+                                         require_key=False)) as runtime:
         approvals = PendingApprovals(config.approvals.chat_timeout)
-        yield ProfileAccess(runtime.container.sessions(), runtime.container.agent_factory,
+        yield ProfileAccess(runtime.container.sessions(), runtime.container.conversations,
                             approvals, redact)
 
 
