@@ -9,22 +9,23 @@ table to the CLI's real command list. Imported on every start: it imports nothin
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+class CliEntry:
+    """One ``hermes <name>`` command: its ``module`` under ``hermes.cli`` and the
+    ``attribute`` there (a Typer app, or a function when it is one command rather than a
+    ``group``); whether it acts on ``one_profile``'s home (a hint that runs it needs the
+    profile flag); whether the profile's ``warm`` server may answer it (``entry.py``).
+    A plain class: ``typing`` or ``dataclasses`` would cost every start ~10 ms."""
 
-class CliEntry(NamedTuple):
-    """One ``hermes <name>`` command."""
+    __slots__ = ("attribute", "group", "module", "one_profile", "warm")
 
-    module: str
-    """Its module under ``hermes.cli``."""
-    attribute: str
-    """The Typer app (a command group) or function (a command) in that module."""
-    group: bool = True
-    """A command group (``hermes config show``) rather than one command."""
-    one_profile: bool = True
-    """It acts on one profile's home: a hint that runs it needs the profile flag."""
-    warm: bool = False
-    """The profile's warm server may answer it (``entry.py``)."""
+    def __init__(self, module: str, attribute: str, *, group: bool = True,
+                 one_profile: bool = True, warm: bool = False) -> None:
+        self.module = module
+        self.attribute = attribute
+        self.group = group
+        self.one_profile = one_profile
+        self.warm = warm
 
 
 COMMANDS: dict[str, CliEntry] = {

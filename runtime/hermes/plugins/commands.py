@@ -1,4 +1,4 @@
-"""Plugins' commands: the names they may not take, and running ``hermes <name> ...``.
+"""Plugins' CLI commands: running ``hermes <name> ...``.
 
 A plugin's CLI command is an argparse tree, as in hermes-agent: ``setup(parser)``
 adds its arguments and sub-parsers, and the handler (``set_defaults(func=...)``, else
@@ -14,18 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from hermes.plugins.registrations import CliCommand
-
-BUILTIN_SLASH_COMMANDS = frozenset({
-    "help", "new", "reset", "model", "tools", "usage", "retry", "undo", "exit", "quit",
-    "stop", "approve", "deny", "plugins"})
-"""The chat's and the gateway's own slash commands: no plugin may take these."""
-
-
-def builtin_cli_commands() -> set[str]:
-    """``hermes`` commands no plugin may take."""
-    from hermes.cli.main import COMMANDS
-
-    return {*COMMANDS, "plugins", "hooks", "mcp", "help", "version"}
 
 
 def run_cli_command(command: CliCommand, args: Sequence[str]) -> int:

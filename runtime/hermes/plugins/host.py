@@ -219,20 +219,20 @@ class PluginHost:
 
     def refuse_command(self, name: str, plugin: str) -> bool:
         """True (with a warning) when ``/name`` is a built-in or another plugin's."""
-        from hermes.plugins.commands import BUILTIN_SLASH_COMMANDS
+        from hermes.agent.commands import refusal
 
         loading = self._loading or Registrations()
-        owner = "a built-in command" if name in BUILTIN_SLASH_COMMANDS else \
-            f"plugin {loading.commands[name].plugin}'s" if name in loading.commands else None
-        if owner:
-            self._warning(f"plugin {plugin}: /{name} is {owner}; its /{name} is ignored")
-        return owner is not None
+        why = refusal(name) or (f"/{name} is plugin {loading.commands[name].plugin}'s"
+                                if name in loading.commands else None)
+        if why:
+            self._warning(f"plugin {plugin}: {why}; its /{name} is ignored")
+        return why is not None
 
     def refuse_cli_command(self, name: str, plugin: str) -> bool:
-        from hermes.plugins.commands import builtin_cli_commands
+        from hermes.cli_names import taken_names
 
         loading = self._loading or Registrations()
-        if name in builtin_cli_commands() or name in loading.cli_commands:
+        if name in taken_names() or name in loading.cli_commands:
             self._warning(f"plugin {plugin}: `hermes {name}` is taken; its command is ignored")
             return True
         return False

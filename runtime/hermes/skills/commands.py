@@ -2,8 +2,8 @@
 
 Chat and every gateway platform call ``skill_turn``: when the text names a skill, the
 turn the agent runs is the skill's instructions plus what the user asked, and the use
-is counted. The front ends' own commands (``/new``, ``/help``, ...) come first; only a
-command they do not know is tried as a skill.
+is counted. The front ends' own commands (``/new``, ``/help``, ...) and plugins' come
+first (``hermes.agent.commands``); only a command they do not know is tried as a skill.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from hermes.skills.model import Skill
 from hermes.skills.store import SkillsStore
-
-HELP_LINE = "/<skill> [request]  load a skill into this turn (hermes skills list)"
 
 
 @dataclass(frozen=True)
