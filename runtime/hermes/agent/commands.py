@@ -77,9 +77,10 @@ BUILTINS: tuple[Builtin, ...] = (
 )
 """Every built-in slash command, in the order ``/help`` lists them."""
 
-SKILLS: frozenset[Door] = BOTH
-"""Where ``/<skill> [request]`` loads a skill into the turn."""
-SKILL_ROW = HelpRow("/<skill> [request]", "load a skill into this turn (hermes skills list)")
+SKILL_ROWS: Mapping[Door, HelpRow] = {
+    "chat": HelpRow("/<skill> [ask]", "load a skill into this turn (hermes skills list)"),
+    "gateway": HelpRow("/<skill> [request]", "load a skill into this turn")}
+"""Where ``/<skill> [request]`` loads a skill into the turn, as its ``/help`` says it."""
 
 
 def for_door(door: Door) -> tuple[Builtin, ...]:
@@ -112,7 +113,7 @@ def help_rows(door: Door, plugin_commands: Mapping[str, Any]) -> list[HelpRow]:
     rows = [b.row(door) for b in for_door(door)]
     rows += [HelpRow(f"/{name}", command.description, command.plugin)
              for name, command in sorted(plugin_commands.items())]
-    return rows + ([SKILL_ROW] if door in SKILLS else [])
+    return rows + ([SKILL_ROWS[door]] if door in SKILL_ROWS else [])
 
 
 def refusal(name: str) -> str | None:
