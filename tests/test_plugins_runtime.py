@@ -173,23 +173,25 @@ def test_slash_commands_dispatch_tools_through_the_session(root: Path, sink_env,
                                                           capsys) -> None:
     install_sample(root, "sink")
     with make_runtime(root, sink_env, llm.openai_base_url, "plugins.enabled=[sink]") as runtime:
-        factory = runtime.container.agent_factory()
-        agent = factory.new_session(HOW)
-        assert run_command("/sink quiet words", agent, factory, HOW) == (agent, None)
+        conversations = runtime.container.conversations()
+        conversation = conversations.open(HOW)
+        agent = conversation.agent
+        assert run_command("/sink quiet words", conversation, conversations,
+                           HOW) == (conversation, None)
         assert json.loads(capsys.readouterr().out)["echo"] == "QUIET WORDS"
         # through the agent's pipeline: the hooks saw the call, in this very session
         pre = [e for e in events(root) if e["event"] == "pre_tool_call"]
         assert pre == [{"event": "pre_tool_call", "profile": "default", "tool": "sink_echo",
                         "args": {"words": "quiet words"}}]
-        run_command("/model", agent, factory, HOW)  # the built-in, not the plugin's
+        run_command("/model", conversation, conversations, HOW)  # the built-in, not the plugin's
         assert capsys.readouterr().out == "model: gpt-4o\n"
-        run_command("/plugins", agent, factory, HOW)
+        run_command("/plugins", conversation, conversations, HOW)
         assert "✓ sink: 2 tools (sink_echo, sink_hidden)" in capsys.readouterr().out
-        run_command("/help", agent, factory, HOW)
+        run_command("/help", conversation, conversations, HOW)
         assert "/sink" in capsys.readouterr().out
-        new_agent, _ = run_command("/new", agent, factory, HOW)
+        new, _ = run_command("/new", conversation, conversations, HOW)
     resets = [e for e in events(root) if e["event"] == "on_session_reset"]
-    assert resets[0]["session"] == agent.session_id != new_agent.session_id
+    assert resets[0]["session"] == agent.session_id != new.session_id
 
 
 def test_a_plugin_skill_loads_by_its_namespaced_name_only(root: Path, sink_env, llm) -> None:

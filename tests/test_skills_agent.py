@@ -169,9 +169,10 @@ def test_a_slash_command_loads_the_skill_into_the_chat_turn(root: Path, environ,
     (root / "skills" / "help").mkdir(parents=True)
     (root / "skills" / "help" / "SKILL.md").write_text(skill_md("help"))
     with make_runtime(root, environ, llm) as runtime:
-        factory = runtime.container.agent_factory()
-        agent = factory.new_session(HOW)
-        agent, message = run_command("/csv-report sales.csv please", agent, factory, HOW)
+        conversations = runtime.container.conversations()
+        conversation, message = run_command("/csv-report sales.csv please",
+                                            conversations.open(HOW), conversations, HOW)
+        agent = conversation.agent
         assert "loaded skill csv-report" in capsys.readouterr().out
         assert message is not None
         llm.push(Reply(text="report ready"))
@@ -180,9 +181,9 @@ def test_a_slash_command_loads_the_skill_into_the_chat_turn(root: Path, environ,
         assert "# CSV report" in sent and "Request: sales.csv please" in sent
         assert "references/columns.md" in sent  # the supporting files are named
         assert runtime.container.skills().usage("csv-report").uses == 1
-        assert run_command("/help", agent, factory, HOW)[1] is None  # built-ins come first
+        assert run_command("/help", conversation, conversations, HOW)[1] is None  # built-ins come first
         assert "/<skill>" in capsys.readouterr().out
-        assert run_command("/no-such-skill x", agent, factory, HOW)[1] is None
+        assert run_command("/no-such-skill x", conversation, conversations, HOW)[1] is None
         assert "unknown command /no-such-skill" in capsys.readouterr().out
 
 

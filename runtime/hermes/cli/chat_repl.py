@@ -8,14 +8,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from hermes.agent.dispatch import CallOutcome
 from hermes.agent.conversations import LATEST, Conversation, Conversations
+from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import FORCED_ANSWER, AgentEvents, TurnResult
 from hermes.cli.chat_commands import leaves, run_command
 from hermes.cli.chat_learning import LearnedNotices, answering
 from hermes.environments.sandbox.policy import home_workspace_note
-from hermes.errors import UserError
 from hermes.hints import command, for_profile
 from hermes.models.types import StreamCallbacks, ToolCall
 from hermes.tools.approval import refusal_of
