@@ -10,7 +10,8 @@ and end it here; a front door only adapts its protocol. So the rules are written
   ``open(resume=LATEST)`` the newest. A new session without an id gets a fresh one.
 - **turns** run on the caller's thread; ``interrupt()`` (any thread) stops one, a
   ``deadline`` stops it the same way, and each running turn is counted once
-  (``running``), so a shutdown interrupts every one of them (``interrupt_all``).
+  (``running``), so a shutdown interrupts every one of them (``interrupt_all``) and a
+  chat's ``/stop`` the one of its session (``interrupt_session``).
 - **slots**: with ``max_turns`` set, ``slot()`` refuses a turn past it at once
   (``Busy``) and every turn once ``drain()`` was called (``Draining``).
 - **pre-checks**: a runtime whose provider lacks its key refuses ``open`` with one line
@@ -209,3 +210,12 @@ class Conversations:
         for conversation in running:
             conversation.interrupt()
         return len(running)
+
+    def interrupt_session(self, session_id: str) -> bool:
+        """Interrupt the running turn of session ``session_id`` (a chat's ``/stop``);
+        False when none of its turns runs."""
+        with self._lock:
+            running = [c for c in self._running if c.session_id == session_id]
+        for conversation in running:
+            conversation.interrupt()
+        return bool(running)

@@ -1,8 +1,9 @@
 """The gateway's side of cron: every ``TICK_EVERY`` seconds each profile's due jobs are
 claimed and each runs in a worker thread; answers go out through the profile's running
 platforms (a chat platform queues them in its outbox, so one that is reconnecting
-delivers them once it is back). Runs go through the profile's turn accounting, so a
-shutdown waits for them and interrupts them after its grace period like any turn.
+delivers them once it is back). Runs are turns of the runtime's one ``Conversations``,
+counted there like any turn, so a shutdown waits for them and interrupts them after its
+grace period.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class CronTicker:
             asyncio.run_coroutine_threadsafe(sent, loop).result(DELIVERY_TIMEOUT)
 
         def run() -> None:
-            self.cron.complete(job, self.cron.execute(job, self.service.run), deliver)
+            self.cron.complete(job, self.cron.execute(job), deliver)  # counted once
 
         try:
             await asyncio.to_thread(run)

@@ -25,9 +25,9 @@ from dataclasses import replace
 from typing import Any
 
 from hermes.agent.commands import Bound, bind, help_rows
+from hermes.agent.conversations import Conversation
 from hermes.agent.events import HookFailed
 from hermes.agent.factory import Interaction
-from hermes.agent.loop import Agent
 from hermes.fsutil import atomic_write
 from hermes.gateway.base import MessageEvent, MessageSource
 from hermes.gateway.messaging.approvals import ChatApprovals
@@ -49,14 +49,9 @@ class SessionRouter:
         self._path = service.home.path / SESSIONS_FILE
         self._sessions: dict[str, str] = _load(self._path)
         self._queues: dict[str, deque[MessageEvent]] = {}
-        self._running: dict[str, Agent] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self.learned = LearnedLines(service.runtime.container.learning(), self.adapters,
                                     self._quiet)
-
-    @property
-    def active(self) -> int:
-        return len(self._running)
 
     @property
     def session_count(self) -> int:
@@ -94,15 +89,13 @@ class SessionRouter:
         loop = asyncio.get_running_loop()
         while queue:
             event = queue.popleft()
-            agent = await asyncio.to_thread(self._agent, key, event.source, loop)
-            self._running[key] = agent
+            conversation = await asyncio.to_thread(self._open, key, event.source, loop)
             typing = asyncio.create_task(self._typing(event.source))
             try:
-                result = await asyncio.to_thread(self.service.run, agent, event.text)
+                result = await asyncio.to_thread(self.service.run, conversation, event.text)
             finally:
                 typing.cancel()
-                del self._running[key]
-                agent.close()
+                await asyncio.to_thread(self._end, key, conversation)
             answer = result.text or (f"(error: {result.error})" if result.error else
                                      "(interrupted)" if result.exit_reason == "interrupted"
                                      else "")
@@ -139,16 +132,27 @@ class SessionRouter:
         return await asyncio.to_thread(self.service.run_plugin_command, name, argument, how,
                                        self._sessions.get(source.session_key))
 
-    def _agent(self, key: str, source: MessageSource, loop: asyncio.AbstractEventLoop
-               ) -> Agent:
+    def _open(self, key: str, source: MessageSource, loop: asyncio.AbstractEventLoop
+              ) -> Conversation:
+        """The chat's conversation: its session resumed, else a new one remembered."""
         how = Interaction(source=source.platform, stream=False, interactive=True,
                           approve=self.approvals.callback(source, loop), origin=source)
-        agent = self.service.open(how, self._sessions.get(key))
-        self.learned.track(key, agent.session_id, source, loop)
-        if self._sessions.get(key) != agent.session_id:
-            self._sessions[key] = agent.session_id
-            atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
-        return agent
+        conversation = self.service.open(how, self._sessions.get(key))
+        self.learned.track(key, conversation.session_id, source, loop)
+        if self._sessions.get(key) != conversation.session_id:
+            self._sessions[key] = conversation.session_id
+            self._save()
+        return conversation
+
+    def _end(self, key: str, conversation: Conversation) -> None:
+        """After a turn: a session the model never answered is discarded, and the chat's
+        next message starts a new one."""
+        if not conversation.end().kept and self._sessions.get(key) == conversation.session_id:
+            del self._sessions[key]
+            self._save()
+
+    def _save(self) -> None:
+        atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
 
     def _command(self, source: MessageSource, text: str) -> str:
         """A built-in command of the gateway (the table's, ``hermes.agent.commands``)."""
@@ -159,7 +163,7 @@ class SessionRouter:
 
     def _new(self, source: MessageSource, text: str) -> str:
         ended = self._sessions.pop(source.session_key, None)
-        atomic_write(self._path, json.dumps(self._sessions, indent=2), mode=0o600)
+        self._save()
         if ended is not None:  # the hooks run beside the loop, which answers at once
             asyncio.get_running_loop().run_in_executor(None, functools.partial(
                 self.service.events.emit, "on_session_reset", session_id=ended,
@@ -170,10 +174,9 @@ class SessionRouter:
         return f"model: {self.service.model}"
 
     def _stop(self, source: MessageSource, text: str) -> str:
-        agent = self._running.get(source.session_key)
-        if agent is None:
+        session_id = self._sessions.get(source.session_key)
+        if session_id is None or not self.service.conversations.interrupt_session(session_id):
             return "nothing is running"
-        agent.interrupt()
         return "stopping the running turn"
 
     def _help(self, source: MessageSource, text: str) -> str:
@@ -215,11 +218,6 @@ class SessionRouter:
         """Wait until every accepted message has been answered."""
         while pending := [t for t in self._workers.values() if not t.done()]:
             await asyncio.gather(*pending, return_exceptions=True)
-
-    def interrupt_all(self) -> int:
-        for agent in list(self._running.values()):
-            agent.interrupt()
-        return len(self._running)
 
 
 Command = Callable[[SessionRouter, MessageSource, str], str]

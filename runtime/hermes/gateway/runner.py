@@ -58,6 +58,16 @@ def _finish_reviews(runtime: Any, seconds: float) -> None:
         learning.wait(REVIEW_STOP_WAIT)
 
 
+def _require_key(home: Home, composed: Any) -> None:
+    """Refuse a profile whose provider needs a key it lacks: one line naming it."""
+    from hermes.agent.prechecks import MissingKey, key_problem
+
+    problem = key_problem(composed.config, composed.raw, home.name, home.env_file)
+    if problem is not None:
+        raise MissingKey(f"profile {home.name}: "
+                         f"{for_profile(problem, home.name, always=True)}")
+
+
 class _Profile:
     def __init__(self, home: Home, service: ProfileService, runtime_stack: Any):
         self.home = home
@@ -141,7 +151,7 @@ class Gateway:
     def _build(self, home: Home) -> _Profile:
         from hermes.config import compose_config
         from hermes.config.api_keys import create_missing_keys
-        from hermes.container import build_runtime
+        from hermes.container import open_runtime
 
         environ = self.environ | {"HERMES_HOME": str(home.path)}
         try:
@@ -152,13 +162,15 @@ class Gateway:
             raise ConfigError(f"profile {home.name} enables no platform — enable the API "
                               f"server with `hermes -p {home.name} config set platforms "
                               "api_server`", key="platforms")
+        _require_key(home, composed)  # before anything of the profile is made or started
         home.ensure()
         created = create_missing_keys(home, environ, composed.config, composed.raw)
         if created:  # an API server without its key: it has one now
             composed = compose_config(home, environ, self.overrides, hydra_in_child=True)
         self.grace = composed.config.gateway.shutdown_grace
         stack = contextlib.ExitStack()
-        runtime = stack.enter_context(build_runtime(home, composed.config, environ))
+        runtime = open_runtime(home, composed.config, environ, raw=composed.raw)
+        stack.callback(runtime.close)
         log = gateway_logger(home, environ, composed.config.secrets.environment_files)
         stack.callback(close_logger, log)
         for note in created:
@@ -228,7 +240,7 @@ class Gateway:
 
     async def _shutdown(self) -> None:
         for profile in self.profiles:
-            profile.service.draining = True
+            profile.service.drain()
         self._write_status("stopping")
         deadline = time.monotonic() + self.grace
         timer = asyncio.get_running_loop().call_later(self.grace, self._interrupt_turns)
@@ -250,7 +262,7 @@ class Gateway:
 
     def _interrupt_turns(self) -> None:
         for profile in self.profiles:
-            count = profile.service.interrupt_all() + profile.router.interrupt_all()
+            count = profile.service.interrupt_all()  # each running turn once
             if count:
                 profile.service.log.info("grace period over: turns interrupted",
                                          extra={"fields": {"turns": count}})
@@ -264,5 +276,5 @@ class Gateway:
                 "pid": os.getpid(), "state": state, "started_at": self.started,
                 "updated_at": time.time(), "profile": profile.home.name,
                 "profiles_in_process": names, "platforms": platforms,
-                "active_turns": profile.service.active_turns + profile.router.active,
+                "active_turns": profile.service.active_turns,  # each running turn once
                 "sessions": profile.router.session_count})

@@ -1,32 +1,27 @@
-"""One profile inside the gateway: its runtime, its running turns, its turn slots.
+"""One profile inside the gateway: its runtime and its conversations.
 
-Turns run in worker threads (the agent loop is synchronous); the service counts
-them against ``max_concurrency``, remembers which agents are mid-turn so a
-shutdown can interrupt them, and refuses new turns once it is draining.
+Turns run in worker threads (the agent loop is synchronous) through the runtime's one
+``Conversations`` (``hermes.agent.conversations``): it counts them once (``active_turns``,
+``gateway.json``), holds the turn slots of ``max_concurrency``, refuses new turns once
+draining, and a shutdown interrupts each running turn once. This service only names the
+profile in those refusals and logs each turn.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from hermes.agent.conversations import Busy, Conversation, Conversations, Draining
 from hermes.agent.factory import AgentFactory, Interaction
-from hermes.agent.loop import Agent, TurnResult
+from hermes.agent.loop import TurnResult
 from hermes.gateway.delivery import Deliveries
 from hermes.home import Home
-from hermes.sessions.errors import SessionNotFound
 from hermes.skills.commands import SkillTurn, skill_turn
 
-
-class Busy(Exception):
-    """Every turn slot of the profile is taken."""
-
-
-class Draining(Exception):
-    """The gateway is shutting down and takes no new turns."""
+__all__ = ["Busy", "Draining", "ProfileService"]
 
 
 class ProfileService:
@@ -37,13 +32,10 @@ class ProfileService:
         self.runtime = runtime
         self.log = log
         self.factory: AgentFactory = runtime.container.agent_factory()
+        self.conversations: Conversations = runtime.container.conversations()
         self.max_concurrency = max_concurrency
-        self.draining = False
         self.deliveries = Deliveries()
         """The profile's running adapters: where answers to other chats are sent."""
-        self._reserved = 0
-        self._running: set[Agent] = set()
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -54,40 +46,52 @@ class ProfileService:
         return str(self.runtime.settings.provider.model)
 
     @property
+    def max_concurrency(self) -> int | None:
+        """Turns of the profile at once (the API server's ``max_concurrency``)."""
+        return self.conversations.max_turns
+
+    @max_concurrency.setter
+    def max_concurrency(self, turns: int | None) -> None:
+        self.conversations.max_turns = turns
+
+    @property
     def active_turns(self) -> int:
-        with self._lock:
-            return len(self._running)
+        """Turns running now (chats, API requests, webhooks, cron runs), each once."""
+        return self.conversations.running
+
+    @property
+    def draining(self) -> bool:
+        return self.conversations.draining
+
+    def drain(self) -> None:
+        """Take no new turns (a shutdown); running ones go on."""
+        self.conversations.drain()
 
     @contextmanager
     def slot(self) -> Iterator[None]:
         """A turn slot, or ``Busy`` at once when all are taken (``Draining`` after stop)."""
-        with self._lock:
-            if self.draining:
-                raise Draining(f"profile {self.name} is shutting down")
-            if self._reserved >= self.max_concurrency:
-                turns = "turn" if self.max_concurrency == 1 else "turns"
-                raise Busy(f"profile {self.name} is running {self.max_concurrency} {turns} "
-                           "(platforms.enabled.<name>.settings.max_concurrency)")
-            self._reserved += 1
+        held = ExitStack()
         try:
+            held.enter_context(self.conversations.slot())
+        except Busy as exc:
+            raise Busy(f"profile {self.name} is {exc} "
+                       "(platforms.enabled.<name>.settings.max_concurrency)") from exc
+        except Draining as exc:
+            raise Draining(f"profile {self.name} is {exc}") from exc
+        with held:
             yield
-        finally:
-            with self._lock:
-                self._reserved -= 1
 
     def open(self, how: Interaction, session_id: str | None = None,
-             history: Sequence[dict[str, Any]] = (), instructions: str | None = None) -> Agent:
-        """The agent of ``session_id`` (resumed if it exists), else of a new session."""
-        sessions = self.factory.deps.sessions
-        if session_id is not None and _exists(sessions, session_id):
-            return self.factory.resume(session_id, how)
-        return self.factory.new_session(how, session_id=session_id, history=history,
-                                        instructions=instructions)
+             history: Sequence[dict[str, Any]] = (), instructions: str | None = None
+             ) -> Conversation:
+        """The conversation of ``session_id`` (resumed if it exists), else a new one."""
+        return self.conversations.open(how, session=session_id, history=history,
+                                       instructions=instructions)
 
     @property
     def events(self) -> Any:
         """The profile's hook events (plugins' and shell hooks' callbacks)."""
-        return self.runtime.container.hooks().events
+        return self.runtime.container.hooks()
 
     def plugin_commands(self) -> dict[str, Any]:
         """Enabled plugins' slash commands, by name."""
@@ -97,11 +101,9 @@ class ProfileService:
                            session_id: str | None) -> str:
         """Plugin command ``/name`` in the chat's session (its ``dispatch_tool`` calls ask
         for approval there); blocking: call it from a worker thread."""
-        agent = self.open(how, session_id)
-        try:
-            return str(self.runtime.container.plugins().run_command(name, argument, agent))
-        finally:
-            agent.close()
+        with self.open(how, session_id) as conversation:
+            return str(self.runtime.container.plugins().run_command(name, argument,
+                                                                    conversation.agent))
 
     def skill_turn(self, text: str) -> SkillTurn | None:
         """``/<skill> [request]`` as the turn that carries the skill, else None."""
@@ -112,32 +114,23 @@ class ProfileService:
         turn = self.skill_turn(text)
         return turn.message if turn is not None else text
 
-    def run(self, agent: Agent, text: str) -> TurnResult:
-        """One turn, blocking (call it from a worker thread)."""
-        with self._lock:
-            self._running.add(agent)
-        try:
-            result = agent.run_turn(text)
-        finally:
-            with self._lock:
-                self._running.discard(agent)
+    def run(self, conversation: Conversation, text: str) -> TurnResult:
+        """One turn, blocking (call it from a worker thread); logged."""
+        result = conversation.run(text)
         self.log.info("turn", extra={"fields": {
-            "profile": self.name, "session": agent.session_id, "exit": result.exit_reason,
-            "iterations": result.iterations, "error": result.error}})
+            "profile": self.name, "session": conversation.session_id,
+            "exit": result.exit_reason, "iterations": result.iterations,
+            "error": result.error}})
         return result
 
+    def run_to_end(self, conversation: Conversation, text: str) -> TurnResult:
+        """One turn, then the conversation ended (a session the model never answered is
+        discarded) in the same worker thread: also when the caller went away meanwhile."""
+        try:
+            return self.run(conversation, text)
+        finally:
+            conversation.end()
+
     def interrupt_all(self) -> int:
-        """Interrupt every running turn (their transcripts stay valid); how many."""
-        with self._lock:
-            running = list(self._running)
-        for agent in running:
-            agent.interrupt()
-        return len(running)
-
-
-def _exists(sessions: Any, session_id: str) -> bool:
-    try:
-        sessions.get_session(session_id)
-    except SessionNotFound:
-        return False
-    return True
+        """Interrupt every running turn once (their transcripts stay valid); how many."""
+        return self.conversations.interrupt_all()

@@ -31,9 +31,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from hermes.agent.conversations import Busy, Draining
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
-from hermes.agent.loop import Agent, AgentEvents, TurnResult
+from hermes.agent.loop import AgentEvents, TurnResult
 from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send, limit_bodies
 from hermes.gateway.api_server.request_models import (
     ChatRequest,
@@ -51,7 +52,7 @@ from hermes.gateway.api_server.wire import (
     response_object,
     usage_body,
 )
-from hermes.gateway.service import Busy, Draining, ProfileService
+from hermes.gateway.service import ProfileService
 from hermes.models.types import StreamCallbacks, ToolCall
 
 SESSION_HEADER = "X-Hermes-Session-Id"
@@ -152,8 +153,8 @@ class _Api:
                                   instructions, text, usage)
             await stream.__anext__()  # takes the turn slot now: 429/503 before streaming
             return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
-        agent, result = await _run(served.service, Interaction(source="api_server", stream=False),
-                                   session_id, history, instructions, text)
+        _, result = await _run(served.service, Interaction(source="api_server", stream=False),
+                               session_id, history, instructions, text)
         return JSONResponse(completion(body.model, result.text, result.usage), headers=headers)
 
     async def create_response(self, request: Request) -> Any:
@@ -178,13 +179,15 @@ class _Api:
                 raise WireError(404, f"previous_response_id: no stored response "
                                      f"{body.previous_response_id!r}",
                                 param="previous_response_id", code="response_not_found")
-        agent, result = await _run(served.service, Interaction(source="api_server", stream=False),
-                                   session_id or uuid.uuid4().hex, history, instructions, text)
+        session_id, result = await _run(served.service,
+                                        Interaction(source="api_server", stream=False),
+                                        session_id or uuid.uuid4().hex, history, instructions,
+                                        text)
         response = response_object(new_id("resp"), body.model, result.text, result.usage,
                                    body.previous_response_id, body.store)
         if body.store:
-            served.responses.save(response, agent.session_id)
-        return JSONResponse(response, headers={SESSION_HEADER: agent.session_id})
+            served.responses.save(response, session_id)
+        return JSONResponse(response, headers={SESSION_HEADER: session_id})
 
     async def get_response(self, request: Request, response_id: str) -> Any:
         for served in self.served.values():
@@ -204,15 +207,14 @@ class _Api:
 
 async def _run(service: ProfileService, how: Interaction, session_id: str,
                history: list[dict[str, Any]], instructions: str | None,
-               text: str) -> tuple[Agent, TurnResult]:
+               text: str) -> tuple[str, TurnResult]:
+    """One turn in the conversation of ``session_id`` (ended after it); its session id."""
     with _slot(service):
-        agent = await asyncio.to_thread(service.open, how, session_id, history, instructions)
-        try:
-            result = await asyncio.to_thread(service.run, agent, text)
-        finally:
-            agent.close()
+        conversation = await asyncio.to_thread(service.open, how, session_id, history,
+                                               instructions)
+        result = await asyncio.to_thread(service.run_to_end, conversation, text)
     _raise_for(result)
-    return agent, result
+    return conversation.session_id, result
 
 
 @contextmanager
@@ -251,8 +253,9 @@ async def _stream_chat(service: ProfileService, model: str, session_id: str,
         events = AgentEvents(stream=StreamCallbacks(on_text=put("text")),
                              on_tool_start=put("tool"), on_tool_end=put("tool_end"))
         how = Interaction(source="api_server", stream=True, events=events)
-        agent = await asyncio.to_thread(service.open, how, session_id, history, instructions)
-        turn = asyncio.ensure_future(asyncio.to_thread(service.run, agent, text))
+        conversation = await asyncio.to_thread(service.open, how, session_id, history,
+                                               instructions)
+        turn = asyncio.ensure_future(asyncio.to_thread(service.run_to_end, conversation, text))
         turn.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait,
                                                                    ("done", None)))
         chunk_id = new_id("chatcmpl")
@@ -261,11 +264,9 @@ async def _stream_chat(service: ProfileService, model: str, session_id: str,
             while (item := await queue.get())[0] != "done":
                 yield _sse(_event_chunk(chunk_id, model, *item))
             result = turn.result()
-        except asyncio.CancelledError:  # the client went away: stop the turn
-            agent.interrupt()
+        except asyncio.CancelledError:  # the client went away: stop the turn (then ended)
+            conversation.interrupt()
             raise
-        finally:
-            agent.close()
         if result.exit_reason in ("error", "interrupted"):
             try:
                 _raise_for(result)
