@@ -55,7 +55,8 @@ def measure(tick, rounds):
 
 OURS = TIMING + """
 from pathlib import Path
-from hermes.cron.clock import Clock, zone_named
+from hermes.config.zones import zone_named
+from hermes.cron.clock import Clock
 from hermes.cron.jobs import Job
 from hermes.cron.schedule import parse_schedule
 from hermes.cron.store import JobStore

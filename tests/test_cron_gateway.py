@@ -19,8 +19,9 @@ from dependency_injector import providers
 from conftest import write_fake_provider
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from hermes.config import compose_config
+from hermes.config.zones import zone_named
 from hermes.container import Runtime, build_runtime
-from hermes.cron.clock import Clock, zone_named
+from hermes.cron.clock import Clock
 from hermes.cron.store import JobStore
 from hermes.gateway.base import (
     MessageEvent,

@@ -18,7 +18,8 @@ from gateway_support import configure, gateway
 CLAIMER = """
 import json, sys, time
 from pathlib import Path
-from hermes.cron.clock import Clock, zone_named
+from hermes.config.zones import zone_named
+from hermes.cron.clock import Clock
 from hermes.cron.store import JobStore
 store = JobStore(Path(sys.argv[1]), Clock(zone_named("UTC")))
 claimed = []

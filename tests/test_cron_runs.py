@@ -19,14 +19,15 @@ from dependency_injector import providers
 
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Fault, Reply
+from hermes.chats import Target
 from hermes.config import compose_config
+from hermes.config.zones import zone_named
 from hermes.container import Runtime, build_runtime
-from hermes.cron.clock import Clock, zone_named
+from hermes.cron.clock import Clock
 from hermes.cron.jobs import JobError
 from hermes.cron.manage import Jobs, NewJob
 from hermes.cron.service import CronService
 from hermes.cron.store import JobStore
-from hermes.gateway.delivery import Target
 from hermes.home import Home, resolve_home
 from messaging_support import FakeClock
 

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hermes.cron.clock import UnknownZone, profile_zone, zone_named
+from hermes.config.zones import UnknownZone, profile_zone, zone_named
 from hermes.cron.schedule import EXAMPLES, ScheduleError, parse_schedule
 
 BERLIN = ZoneInfo("Europe/Berlin")

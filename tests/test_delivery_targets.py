@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes.gateway.delivery import Target, TargetError, parse_target
+from hermes.chats import Target, TargetError, parse_target
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -10,12 +10,12 @@ import pytest
 
 from conftest import ok, refused, write_fake_provider
 from fakellm import FakeLLM, Reply
+from hermes.config.tool_catalog import TOOLSETS, tool_names, toolset_names
 from hermes.cron.tools import cronjob_tool
 from hermes.delegation.tool import delegate_tool
 from hermes.memory.facttools import fact_tools
 from hermes.memory.tool import memory_tool
 from hermes.skills.tools import skill_tools
-from hermes.tools.catalog import TOOLSETS, tool_names, toolset_names
 from hermes.tools.core import core_tools
 
 CODING = ["read_file", "write_file", "patch", "search_files", "terminal", "process", "todo",

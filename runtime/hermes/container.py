@@ -29,6 +29,7 @@ from hermes.cron.service import CronService
 from hermes.cron.store import job_store
 from hermes.cron.targets import Destinations
 from hermes.cron.tools import cronjob_tool
+from hermes.delegation.run import Delegation
 from hermes.delegation.tool import delegate_tool
 from hermes.environments.base import open_environment
 from hermes.environments.docker import DockerEnvironment
@@ -221,6 +222,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
             learning=learning,
             plugins=plugins,
             delegation=settings.provided.delegation,
+            delegate=providers.Object(Delegation),
         ),
     )
 

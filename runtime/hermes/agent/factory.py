@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,6 @@ from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import AgentConfig, ApprovalsConfig
-from hermes.delegation.run import Delegation
 from hermes.environments.base import Environment
 from hermes.environments.files import Files
 from hermes.home import Home
@@ -30,11 +29,17 @@ from hermes.tools.context import ApprovalCallback, ClarifyCallback, ToolContext
 from hermes.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from hermes.gateway.base import MessageSource
+    from hermes.chats import MessageSource
     from hermes.learning.service import LearningService
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
 """Message fields restored on resume (plus a tool result's ``name``, stored as ``tool_name``)."""
+
+
+Delegate = Callable[["AgentFactory", "Interaction", ToolRegistry],
+                    Callable[[dict[str, Any], ToolContext], str]]
+"""Makes the ``delegate_task`` runner of one session from its factory, interaction and
+tools."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,9 @@ class AgentDeps:
     """The runtime's ``PluginHost``: plugins' slash commands run through it."""
     delegation: DelegationConfig = field(default_factory=DelegationConfig)
     """How sessions hand work to sub-agents (``delegate_task``)."""
+    delegate: Delegate | None = None
+    """Makes a session's ``delegate_task`` runner (``hermes.delegation.run.Delegation``,
+    given by the container: delegation builds on the agent, not the other way)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +206,7 @@ class AgentFactory:
             max_result_chars=d.settings.tool_result_max_chars,
             origin=how.origin,
             environment_files=d.environment_files,
-            delegate=Delegation(self, how, tools))
+            delegate=d.delegate(self, how, tools) if d.delegate is not None else None)
         compression = d.settings.compression
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,
                                 fixed_tokens=estimate_json(tools.schemas())) \

@@ -3,6 +3,13 @@
 Only this package imports Hydra and OmegaConf; everything else receives plain,
 validated objects. The heavy part (``compose``) is imported on first use so
 that commands such as ``hermes profile list`` stay fast.
+
+Layer 0, the foundation: imports no service package and nothing above, only
+``errors``, ``fsutil``, ``home``, ``credentials``, ``chats`` (delivery targets),
+``sessions`` (durations) and the event table ``agent.events`` (hook names; a leaf that
+imports nothing of ``hermes``). What a validator needs lives here (``tool_catalog``,
+``zones``, ``webhook_template``) or in such a leaf; ``tests/test_import_direction.py``
+keeps it so.
 """
 
 from __future__ import annotations

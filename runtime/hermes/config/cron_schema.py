@@ -14,7 +14,7 @@ def _time_zone(name: str | None) -> str | None:
     """An IANA name the time zone database knows (checked at composition)."""
     if name is None:
         return None
-    from hermes.cron.clock import UnknownZone, zone_named
+    from hermes.config.zones import UnknownZone, zone_named
 
     try:
         zone_named(name)
@@ -27,7 +27,7 @@ def _chat(value: str | None) -> str | None:
     """``chat_id`` or ``chat_id:thread``, as a delivery target writes them."""
     if value is None:
         return None
-    from hermes.gateway.delivery import TargetError, parse_target
+    from hermes.chats import TargetError, parse_target
 
     try:
         parse_target(f"platform:{value}")

@@ -272,7 +272,7 @@ class WebhookRoute(PlatformSettings):
     @field_validator("prompt")
     @classmethod
     def _template(cls, value: str) -> str:
-        from hermes.gateway.webhook.template import TemplateError, parse_template
+        from hermes.config.webhook_template import TemplateError, parse_template
 
         try:
             parse_template(value)
@@ -283,7 +283,7 @@ class WebhookRoute(PlatformSettings):
     @field_validator("deliver")
     @classmethod
     def _target(cls, value: str) -> str:
-        from hermes.gateway.delivery import TargetError, parse_target
+        from hermes.chats import TargetError, parse_target
 
         if value != "response":
             try:

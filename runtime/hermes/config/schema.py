@@ -51,9 +51,9 @@ def _known(error: Callable[[list[str]], str | None]) -> Callable[[list[str]], li
 
 
 ToolsetNames = Annotated[list[str], AfterValidator(_known(toolset_error))]
-"""Names of built-in toolsets (``hermes.tools.catalog``)."""
+"""Names of built-in toolsets (``hermes.config.tool_catalog``)."""
 ToolNames = Annotated[list[str], AfterValidator(_known(tool_error))]
-"""Names of built-in tools (``hermes.tools.catalog``)."""
+"""Names of built-in tools (``hermes.config.tool_catalog``)."""
 
 
 ApiMode = Literal["auto", "chat_completions", "anthropic_messages", "responses", "bedrock_converse"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from hermes.config.overrides import Override
+from hermes.config.tool_catalog import tool_names, toolset_names
 from hermes.errors import ConfigError, did_you_mean, one_of
-from hermes.tools.catalog import tool_names, toolset_names
 
 GROUP = "toolsets"
 

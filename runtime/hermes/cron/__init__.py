@@ -5,6 +5,11 @@
   two gateways (or a gateway and ``hermes cron tick``) from running a job twice;
 - ``manage``: checked changes (``hermes cron``, the ``cronjob`` tool in ``tools``);
 - ``run`` and ``service``: one run (fresh session, no cron tool, the job's skills),
-  its output under ``cron/output/<job>/``, its delivery (``targets``) and record;
-- ``ticker``: the gateway's minute ticks; ``send``: delivery without a gateway.
+  its output under ``cron/output/<job>/``, its delivery (``targets``) and record.
+
+Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
+``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
+``agent.events``, ``models.types``), ``agent``, ``tools``, ``memory``, ``skills``. The
+gateway's side of cron (ticks, delivery through a platform) is ``gateway.cron_ticker``
+and ``gateway.cron_send``.
 """

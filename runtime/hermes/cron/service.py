@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hermes.agent.conversations import Conversations
+from hermes.chats import Target
 from hermes.cron.jobs import Job, RunStatus
 from hermes.cron.run import Outcome, TurnRunner, run_job, save_output
 from hermes.cron.store import JobStore
 from hermes.cron.targets import Destinations
-from hermes.gateway.delivery import Target
 from hermes.skills.store import SkillsStore
 
 Deliver = Callable[[Target, str], None]

@@ -22,7 +22,8 @@ from typing import Any
 from filelock import FileLock
 
 from hermes.config.cron_schema import CronConfig
-from hermes.cron.clock import Clock, profile_zone
+from hermes.config.zones import profile_zone
+from hermes.cron.clock import Clock
 from hermes.cron.jobs import Job, RunStatus
 from hermes.cron.schedule import Schedule, parse_schedule
 from hermes.errors import UserError, did_you_mean

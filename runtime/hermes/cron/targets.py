@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hermes.chats import Target, TargetError, parse_target
 from hermes.config.schema import PlatformsConfig
 from hermes.cron.jobs import JobError
 from hermes.errors import did_you_mean, one_of
-from hermes.gateway.delivery import Target, TargetError, parse_target
 
 LOCAL, ORIGIN = "local", "origin"
 FORMS = ("local, origin (the chat that created the job), a platform's name (its "

@@ -8,4 +8,10 @@ them when the parent is interrupted or a child's time is up. A child is a sessio
 this runtime (``local``), stored as a child of the parent's session, or an external
 agent spoken to over ACP (``acp_child``). Each child's summary, status and cost go
 back to the parent (``report``).
+
+Layer 1, a service above ``agent``: imports the foundation (``errors``, ``fsutil``,
+``home``, ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
+``agent.events``, ``models.types``), ``agent``, ``tools``, ``models``. The agent factory
+gets ``run.Delegation`` from the container (``AgentDeps.delegate``) and never imports
+this package.
 """

@@ -2,6 +2,11 @@
 the profile's config actually uses (provider endpoint, docker or ssh). Imports
 neither litellm nor docker; network checks use the standard library with short
 timeouts.
+
+Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
+``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
+``agent.events``, ``models.types``) and the services whose settings it checks; never a
+front door.
 """
 
 from __future__ import annotations

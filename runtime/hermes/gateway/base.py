@@ -15,27 +15,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-ChatType = Literal["direct", "group", "channel", "thread", "api"]
+from hermes.chats import MessageSource
+
 PlatformStateName = Literal["starting", "running", "reconnecting", "failed", "stopping",
                             "stopped"]
-
-
-@dataclass(frozen=True)
-class MessageSource:
-    """Where a message came from; the gateway keys sessions by it."""
-
-    platform: str
-    """The platform's name in config (``platforms.enabled.<name>``)."""
-    chat_id: str
-    chat_type: ChatType = "direct"
-    user_id: str = ""
-    user_name: str = ""
-    thread_id: str = ""
-
-    @property
-    def session_key(self) -> str:
-        """One conversation: a chat, or a thread of it (users share a group's session)."""
-        return ":".join((self.platform, self.chat_id, self.thread_id))
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,9 @@ import asyncio
 import logging
 from typing import Any, Protocol, runtime_checkable
 
+from hermes.chats import MessageSource, Target, TargetError
 from hermes.config.schema import PlatformsConfig
 from hermes.cron.service import Deliver
-from hermes.gateway.base import MessageSource
-from hermes.gateway.delivery import Target, TargetError
 
 SEND_ATTEMPTS = 3
 MAX_WAIT = 60.0

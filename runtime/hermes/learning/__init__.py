@@ -8,4 +8,10 @@ snapshot of the conversation, with only the memory and skill tools — an agent 
 started by the runtime, never by a tool. ``log`` records what each review and each
 curator run changed in ``logs/learning.jsonl``. ``curator`` keeps the home's skills
 tidy: stale marks and archiving of long-unused skills.
+
+Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
+``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
+``agent.events``, ``models.types``), and the services it runs reviews with (``agent``,
+``tools``, ``skills``, ``environments``, ``models``); the agent factory gets it by
+injection and sees only its ``watch``.
 """

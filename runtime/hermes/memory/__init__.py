@@ -8,4 +8,9 @@
 - ``fanout``: concurrent, time-boxed prefetch across providers, recall fences;
 - ``factstore`` / ``facttools``: provider ``factstore`` (SQLite + FTS5) and its tools;
 - ``scan``: ``scan_text``, the threat scan of anything headed for a prompt.
+
+Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
+``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
+``agent.events``, ``models.types``) and ``tools`` (its tools are tool specs); subscribes
+to the event bus (``agent.events``), never the agent loop.
 """

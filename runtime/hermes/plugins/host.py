@@ -205,13 +205,13 @@ class PluginHost:
     # -- checks while plugins register ----------------------------------------------
 
     def taken_tool_names(self) -> set[str]:
-        from hermes.tools.catalog import tool_names
+        from hermes.config.tool_catalog import tool_names
 
         loading = self._loading or self._registrations or Registrations()
         return {*tool_names(), *loading.tool_names()}
 
     def check_toolset(self, name: str) -> None:
-        from hermes.tools.catalog import toolset_names
+        from hermes.config.tool_catalog import toolset_names
 
         if name in toolset_names() or not name:
             raise ValueError(f"toolset {name!r} is built in: plugin tools go in a toolset of "

@@ -1,4 +1,8 @@
-"""Sessions: the per-home SQLite database (``state.db``) of conversations and messages."""
+"""Sessions: the per-home SQLite database (``state.db``) of conversations and messages.
+
+Layer 0, the foundation: imports only ``errors``, ``fsutil`` and ``models.types`` (plain
+values); ``config`` and every service may import it.
+"""
 
 from hermes.sessions.errors import (
     AmbiguousSessionId,

@@ -4,4 +4,8 @@
 validated, scanned, recorded writes. ``tools`` gives the model ``skills_list``,
 ``skill_view`` and ``skill_manage``; ``index`` renders the system prompt's index;
 ``commands`` turns ``/<name> [args]`` into a turn that carries the skill.
+
+Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
+``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
+``agent.events``, ``models.types``), ``tools`` and ``memory`` (the threat scan).
 """

@@ -22,7 +22,7 @@ from hermes.tools.danger import DANGER_CLASSES, Danger
 from hermes.tools.processes import ProcessTable
 
 if TYPE_CHECKING:
-    from hermes.gateway.base import MessageSource
+    from hermes.chats import MessageSource
 
 ApprovalChoice = Literal["once", "session", "always", "deny"]
 ApprovalMode = Literal["manual", "smart", "off"]

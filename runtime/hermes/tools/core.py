@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shutil
 
+from hermes.config.tool_catalog import TOOLSETS
 from hermes.tools.base import ToolSpec
-from hermes.tools.catalog import TOOLSETS
 from hermes.tools.clarify import clarify_tool
 from hermes.tools.file import file_tools
 from hermes.tools.process import process_tool

@@ -9,25 +9,13 @@ to the full set, and refuses cycles with the cycle spelled out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from hermes.config.tool_catalog import ToolsetSpec
 from hermes.errors import ConfigError, did_you_mean, one_of
 
 
 class ToolsetError(ConfigError):
     """A toolset declaration that cannot be resolved (a cycle, an unknown include)."""
-
-
-@dataclass(frozen=True)
-class ToolsetSpec:
-    """A declared toolset."""
-
-    name: str
-    description: str = ""
-    includes: tuple[str, ...] = ()
-    """Toolsets whose tools this one also brings in."""
-    tools: tuple[str, ...] = ()
-    """Names of the tools declared in this toolset (the catalogue of names)."""
 
 
 def expand_toolsets(enabled: Iterable[str], declared: Mapping[str, ToolsetSpec]) -> set[str]:

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes.config.platform_schema import WebhookRoute
+from hermes.config.webhook_template import TemplateError, render
 from hermes.gateway.api_server.body import BodyLimits, Receive, Scope, Send, limit_bodies
 from hermes.gateway.api_server.guard import foreign_origin
 from hermes.gateway.api_server.wire import WireError
 from hermes.gateway.webhook.replay import ReplayRecord
 from hermes.gateway.webhook.signature import Unauthorized, replay_keys, verify
-from hermes.gateway.webhook.template import TemplateError, render
 
 PREFIX = "/webhooks/"
 JSON = [(b"content-type", b"application/json")]

@@ -16,18 +16,18 @@ from typing import Any
 
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import TurnResult
+from hermes.chats import TargetError, parse_target
 from hermes.config.platform_schema import WebhookSettings
 from hermes.config.schema import PlatformConfig
+from hermes.config.webhook_template import parse_template
 from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.body import BodyLimits
 from hermes.gateway.api_server.platform import Listeners, cannot_listen
 from hermes.gateway.api_server.wire import WireError
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
-from hermes.gateway.delivery import TargetError, parse_target
 from hermes.gateway.service import Busy, Draining, ProfileService
 from hermes.gateway.webhook.app import PREFIX, Hook, WebhookApp
 from hermes.gateway.webhook.replay import ReplayRecord
-from hermes.gateway.webhook.template import parse_template
 
 
 class WebhookPlatform(PlatformAdapter):

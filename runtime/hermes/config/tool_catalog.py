@@ -3,12 +3,26 @@
 Config validation checks ``toolsets.enabled`` and ``toolsets.disabled_tools``
 against these names, and ``--toolsets``/``HERMES_TOOLSETS``/``toolsets=``
 accept them, so this module must stay cheap: data only, no tool modules. A
-test checks that the tools the runtime registers match it.
+test checks that the tools the runtime registers match it. A leaf of ``config``
+(``hermes.tools`` declares its tools from it).
 """
 
 from __future__ import annotations
 
-from hermes.tools.toolsets import ToolsetSpec
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ToolsetSpec:
+    """A declared toolset."""
+
+    name: str
+    description: str = ""
+    includes: tuple[str, ...] = ()
+    """Toolsets whose tools this one also brings in."""
+    tools: tuple[str, ...] = ()
+    """Names of the tools declared in this toolset (the catalogue of names)."""
+
 
 TOOLSETS: tuple[ToolsetSpec, ...] = (
     ToolsetSpec("file", "Read, write, patch and search files.",
