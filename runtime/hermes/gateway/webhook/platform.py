@@ -14,6 +14,7 @@ import asyncio
 from contextlib import ExitStack
 from typing import Any
 
+from hermes.agent.conversations import Busy, Draining
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import TurnResult
 from hermes.chats import TargetError, parse_target
@@ -25,7 +26,7 @@ from hermes.gateway.api_server.body import BodyLimits
 from hermes.gateway.api_server.platform import Listeners, cannot_listen
 from hermes.gateway.api_server.wire import WireError
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
-from hermes.gateway.service import Busy, Draining, ProfileService
+from hermes.gateway.service import ProfileService
 from hermes.gateway.webhook.app import PREFIX, Hook, WebhookApp
 from hermes.gateway.webhook.replay import ReplayRecord
 
@@ -120,11 +121,8 @@ class WebhookPlatform(PlatformAdapter):
 
     def _turn(self, how: Interaction, prompt: str) -> tuple[TurnResult, str]:
         """One turn in a new session (in a worker thread: open, run and close at once)."""
-        agent = self.service.open(how)
-        try:
-            return self.service.run(agent, prompt), agent.session_id
-        finally:
-            agent.close()
+        conversation = self.service.open(how)
+        return self.service.run_to_end(conversation, prompt), conversation.session_id
 
     async def _answer_later(self, slot: ExitStack, how: Interaction, prompt: str,
                             hook: Hook) -> None:
