@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from hermes.agent.commands import Bound, bind, help_rows
+from hermes.agent.commands import Bound, bind, help_rows, parse, route
 from hermes.agent.conversations import Conversation
 from hermes.agent.events import HookFailed
 from hermes.agent.factory import Interaction
@@ -65,11 +65,12 @@ class SessionRouter:
         event = dispatched
         text = event.text.strip()
         if text.startswith("/"):
-            name = _command_name(text)
-            if name not in COMMANDS and name in self.service.plugin_commands():
+            name = parse(text)[0]
+            found = route(name, "gateway", self.service.plugin_commands())
+            if found == "plugin":
                 await self._reply(event.source, await self._plugin_command(event, name))
                 return
-            turn = None if name in COMMANDS else \
+            turn = None if found == "builtin" else \
                 await asyncio.to_thread(self.service.skill_turn, text)
             if turn is None:
                 await self._reply(event.source, self._command(event.source, text))
@@ -156,7 +157,7 @@ class SessionRouter:
 
     def _command(self, source: MessageSource, text: str) -> str:
         """A built-in command of the gateway (the table's, ``hermes.agent.commands``)."""
-        name = _command_name(text)
+        name = parse(text)[0]
         handler = COMMANDS.get(name)
         return handler(self, source, text) if handler is not None else \
             f"unknown command /{name}; /help lists them"
@@ -226,10 +227,6 @@ COMMANDS: Bound[Command] = bind("gateway", {
     "stop": SessionRouter._stop, "approve": SessionRouter._answer,
     "deny": SessionRouter._answer, "help": SessionRouter._help})
 """The gateway's built-in slash commands, bound to the table's entries for it."""
-
-
-def _command_name(text: str) -> str:
-    return text[1:].split(maxsplit=1)[0].lower() if len(text.strip()) > 1 else ""
 
 
 def _load(path: Any) -> dict[str, str]:
