@@ -30,3 +30,13 @@ def test_the_wheel_carries_every_bundled_skill(tmp_path: Path) -> None:
     plugins = {f"hermes/plugins/bundled/{p.relative_to(BUNDLED_PLUGINS).as_posix()}"
                for p in BUNDLED_PLUGINS.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     assert plugins and plugins <= names
+    examples = {f"hermes/example_profiles/{p.relative_to(REPO / 'profiles').as_posix()}"
+                for p in (REPO / "profiles").rglob("*") if p.is_file()}
+    assert examples and examples <= names and "hermes/profiles/manager.py" in names
+    installed = tmp_path / "installed"
+    zipfile.ZipFile(wheel).extractall(installed)
+    found = subprocess.run(["python", "-c", "from hermes.config.layers import examples_dir; "
+                            "print(sorted(p.name for p in examples_dir().iterdir()))"],
+                           capture_output=True, text=True, cwd=tmp_path,
+                           env=os.environ | {"PYTHONPATH": str(installed)})
+    assert found.stdout.strip() == str(sorted(p.name for p in (REPO / "profiles").iterdir()))
