@@ -181,7 +181,8 @@ def test_a_slash_command_loads_the_skill_into_the_chat_turn(root: Path, environ,
         assert "# CSV report" in sent and "Request: sales.csv please" in sent
         assert "references/columns.md" in sent  # the supporting files are named
         assert runtime.container.skills().usage("csv-report").uses == 1
-        assert run_command("/help", conversation, conversations, HOW)[1] is None  # built-ins come first
+        # built-ins come first
+        assert run_command("/help", conversation, conversations, HOW)[1] is None
         assert "/<skill>" in capsys.readouterr().out
         assert run_command("/no-such-skill x", conversation, conversations, HOW)[1] is None
         assert "unknown command /no-such-skill" in capsys.readouterr().out
