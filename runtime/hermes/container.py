@@ -254,9 +254,13 @@ class Runtime:
         return self
 
     def close(self) -> None:
-        """Stop every service: memory first (it may flush background syncs)."""
+        """Stop every service: the plugins' own session ended and memory first (it may
+        flush background syncs)."""
         try:
-            self.container.memory().shutdown()
+            try:
+                self.container.plugins().close()
+            finally:
+                self.container.memory().shutdown()
         finally:
             self.container.shutdown_resources()
 
@@ -297,6 +301,6 @@ def build_runtime(
         home=home, settings=settings, environ=dict(os.environ if environ is None else environ)
     )
     container.config.from_dict(settings.model_dump())
-    # dispatch_tool outside a session opens one through the runtime's own agent factory
-    container.plugins.add_kwargs(factory=container.agent_factory.provider)
+    # dispatch_tool outside a session opens one through the runtime's own conversations
+    container.plugins.add_kwargs(conversations=container.conversations.provider)
     return Runtime(container)

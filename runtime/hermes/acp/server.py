@@ -5,7 +5,9 @@ notes what the editor offers (its file system). ``session/new`` opens one of our
 sessions (its id is the ACP session id; ``hermes sessions`` lists it, source
 ``acp``), ``session/load`` resumes any stored session and replays its transcript
 first, ``session/prompt`` runs a turn streamed as updates, ``session/cancel``
-interrupts it. Dangerous commands in a turn become permission requests.
+interrupts it. Dangerous commands in a turn become permission requests. Sessions are
+conversations of the runtime's ``Conversations``: when the editor goes, each one ends
+there (one the model never answered is discarded, as everywhere).
 """
 
 from __future__ import annotations
@@ -38,9 +40,8 @@ from hermes.acp.files import EditorFiles
 from hermes.acp.permission import EditorApprover
 from hermes.acp.session import EditorSession, TurnEvents
 from hermes.acp.updates import history
-from hermes.agent.factory import AgentFactory, Interaction
-from hermes.agent.loop import Agent
-from hermes.agent.transcript import discard_if_unanswered
+from hermes.agent.conversations import Conversation, Conversations
+from hermes.agent.factory import Interaction
 from hermes.sessions.errors import SessionError
 
 SOURCE = "acp"
@@ -71,8 +72,9 @@ def prompt_text(blocks: Sequence[Any]) -> str:
 class HermesAcpAgent:
     """The ``acp.Agent`` of one ``hermes acp`` process (one runtime, many sessions)."""
 
-    def __init__(self, factory: AgentFactory, learning: Any = None):
-        self._factory = factory
+    def __init__(self, conversations: Conversations, learning: Any = None):
+        self._conversations = conversations
+        self._factory = conversations.factory
         self._learning = learning
         self._sessions: dict[str, EditorSession] = {}
         self._capabilities = ClientCapabilities()
@@ -97,8 +99,8 @@ class HermesAcpAgent:
 
     async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
         session_id = uuid.uuid4().hex
-        await self._open(session_id, cwd, lambda how: self._factory.new_session(
-            how, session_id=session_id))
+        await self._open(session_id, cwd, lambda how: self._conversations.open(
+            how, session=session_id))
         return NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
@@ -107,7 +109,7 @@ class HermesAcpAgent:
         except SessionError as exc:
             raise RequestError(NOT_FOUND, str(exc), {"sessionId": session_id}) from None
         session = await self._open(session_id, cwd,
-                                   lambda how: self._factory.resume(stored, how))
+                                   lambda how: self._conversations.open(how, resume=stored))
         channel = session.events.channel
         for update in history(self._factory.deps.sessions.messages(stored), Path(cwd)):
             channel.post(update)
@@ -129,11 +131,12 @@ class HermesAcpAgent:
         for session in self._sessions.values():
             session.cancel()
             session.events.channel.close()
-            await asyncio.to_thread(_end, session.agent)
+            await asyncio.to_thread(session.conversation.end)
         self._sessions.clear()
 
     async def _open(self, session_id: str, cwd: str,
-                    open_agent: Callable[[Interaction], Agent]) -> EditorSession:
+                    open_conversation: Callable[[Interaction], Conversation]
+                    ) -> EditorSession:
         if not Path(cwd).is_absolute():
             raise RequestError.invalid_params({"cwd": f"not an absolute path: {cwd}"})
         old = self._sessions.get(session_id)
@@ -148,14 +151,15 @@ class HermesAcpAgent:
                           events=events.agent_events(),
                           files=self._editor_files(bridge, session_id, cwd))
         try:
-            agent = await asyncio.to_thread(open_agent, how)
+            conversation = await asyncio.to_thread(open_conversation, how)
         except BaseException:
             events.channel.close()
             raise
-        if old is not None:  # loaded again: the earlier copy is done
+        if old is not None:  # loaded again: the earlier copy is done (the session goes on)
             old.events.channel.close()
-            await asyncio.to_thread(old.agent.close)
-        session = self._sessions[session_id] = EditorSession(agent, events, self._learning)
+            await asyncio.to_thread(old.conversation.end, keep=True)
+        session = self._sessions[session_id] = EditorSession(conversation, events,
+                                                             self._learning)
         return session
 
     def _editor_files(self, bridge: Bridge, session_id: str, cwd: str) -> EditorFiles | None:
@@ -182,15 +186,10 @@ class HermesAcpAgent:
         return self._bridge
 
 
-def _end(agent: Agent) -> None:
-    agent.close()
-    discard_if_unanswered(agent)
-
-
-async def serve(factory: AgentFactory, reader: asyncio.StreamReader,
+async def serve(conversations: Conversations, reader: asyncio.StreamReader,
                 writer: asyncio.StreamWriter, learning: Any = None) -> None:
     """Answer ACP on ``reader``/``writer`` until the editor closes the connection."""
-    agent = HermesAcpAgent(factory, learning)
+    agent = HermesAcpAgent(conversations, learning)
     try:
         # Not every method of the protocol is ours (modes, forks, session lists): the SDK
         # answers the ones an agent lacks with "method not found", as ACP intends.

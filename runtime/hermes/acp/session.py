@@ -19,8 +19,9 @@ from acp.schema import PromptResponse, StopReason
 
 from hermes.acp.channel import UpdateChannel
 from hermes.acp.updates import call_started, finished_updates
+from hermes.agent.conversations import Conversation
 from hermes.agent.dispatch import CallOutcome
-from hermes.agent.loop import Agent, AgentEvents, TurnResult
+from hermes.agent.loop import AgentEvents, TurnResult
 from hermes.models.types import StreamCallbacks, ToolCall
 
 STOP_REASONS: dict[str, StopReason] = {
@@ -71,7 +72,7 @@ class TurnEvents:
 class EditorSession:
     """An open ACP session."""
 
-    agent: Agent
+    conversation: Conversation
     events: TurnEvents
     learning: Any = None
     """The runtime's learning service: its reviews wait while a turn runs."""
@@ -86,7 +87,7 @@ class EditorSession:
         if self.learning is not None:
             self.learning.hold()
         try:
-            result = await asyncio.to_thread(self.agent.run_turn, text)
+            result = await asyncio.to_thread(self.conversation.run, text)
             self._answer_if_unstreamed(result)
             await self.events.channel.drain()
         finally:
@@ -97,7 +98,7 @@ class EditorSession:
 
     def cancel(self) -> None:
         if self.running:
-            self.agent.interrupt()
+            self.conversation.interrupt()
 
     def _answer_if_unstreamed(self, result: TurnResult) -> None:
         """A final answer no stream delivered (a forced answer, a reply that came whole)

@@ -51,7 +51,7 @@ def _serve(runtime: Any) -> None:
 
     async def main() -> None:
         reader, writer = await open_streams(output)
-        await serve(runtime.container.agent_factory(), reader, writer,
+        await serve(runtime.container.conversations(), reader, writer,
                     runtime.container.learning())
 
     asyncio.run(main())

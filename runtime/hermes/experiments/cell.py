@@ -1,7 +1,13 @@
-"""One run (a cell: arm × task × repeat): a scratch home, one session, one turn, scored."""
+"""One run (a cell: arm × task × repeat): a scratch home, one session, one turn, scored.
+
+The run's runtime comes from ``open_runtime`` and its session is a ``Conversation``: a
+session the model never answered (an unreachable endpoint) is discarded at its end, and
+the run's record then names no session."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import shutil
 import tempfile
 import threading
@@ -86,7 +92,7 @@ def run_cell(cell: Cell, env: CellEnv) -> RunRecord | None:
 
 
 def _run(cell: Cell, env: CellEnv, work: Path) -> RunRecord | None:
-    from hermes.container import build_runtime
+    from hermes.container import open_runtime
 
     source = env.sources[cell.arm_index]
     home = scratch_copy(source, work / "home", env.experiment.transcripts_db)
@@ -98,10 +104,9 @@ def _run(cell: Cell, env: CellEnv, work: Path) -> RunRecord | None:
     baseline = fingerprint(home)
     config = _in_directory(env.configs[cell.arm_index], cwd)
     started_at = time.time()
-    with build_runtime(home, config, env.environ) as runtime:
-        turn, watch, session_id, reason = _turn(runtime, cell.task.prompt, env)
-        # The session's totals: every call of the turn, priced (interrupted ones too).
-        usage = runtime.container.sessions().get_session(session_id)
+    with contextlib.closing(open_runtime(home, config, env.environ)) as runtime:
+        turn, watch, conversation, reason = _turn(runtime, cell.task.prompt, env)
+        usage, kept = _end(runtime.container.sessions(), conversation)
     if reason == "stopped":
         return None
     if env.experiment.settings.keep:
@@ -109,9 +114,18 @@ def _run(cell: Cell, env: CellEnv, work: Path) -> RunRecord | None:
             keep_changes(home, baseline, source)
     shell = _shell(config, home, cwd, env.environ)
     try:
-        return _record(cell, env, turn, watch, usage, reason, shell, started_at)
+        record = _record(cell, env, turn, watch, usage, reason, shell, started_at)
     finally:
         shell.stop()
+    return record if kept else dataclasses.replace(record, session_id=None)
+
+
+def _end(sessions: Any, conversation: Any) -> tuple[Any, bool]:
+    """End the run's conversation: the session's totals (every call of the turn, priced,
+    interrupted ones too) and whether it was kept (a discarded one cost nothing)."""
+    before = sessions.get_session(conversation.session_id)
+    kept = conversation.end().kept
+    return (sessions.get_session(conversation.session_id) if kept else before), kept
 
 
 def _in_directory(config: HermesConfig, cwd: Path) -> HermesConfig:
@@ -122,9 +136,9 @@ def _in_directory(config: HermesConfig, cwd: Path) -> HermesConfig:
     return config.model_copy(update={"environment": environment})
 
 
-def _turn(runtime: Any, prompt: str, env: CellEnv) -> tuple[Any, _Watch, str, str | None]:
-    """Run one turn, interrupting it on Ctrl-C (``stopped``) or at the time limit
-    (``timeout``)."""
+def _turn(runtime: Any, prompt: str, env: CellEnv) -> tuple[Any, _Watch, Any, str | None]:
+    """Run one turn of a new conversation, interrupting it on Ctrl-C (``stopped``) or at
+    the time limit (``timeout``); the conversation is left for the caller to end."""
     from hermes.agent.factory import Interaction
     from hermes.agent.loop import AgentEvents
     from hermes.models.types import StreamCallbacks
@@ -134,13 +148,13 @@ def _turn(runtime: Any, prompt: str, env: CellEnv) -> tuple[Any, _Watch, str, st
                              on_tool_call=watch.token)
     how = Interaction(interactive=False, yolo=env.experiment.settings.yolo, stream=True,
                       events=AgentEvents(stream=stream, on_tool_start=watch.tool), source="ab")
-    agent = runtime.container.agent_factory().new_session(how)
+    conversation = runtime.container.conversations().open(how)
     box: dict[str, Any] = {}
     done = threading.Event()
 
     def work() -> None:
         try:
-            box["turn"] = agent.run_turn(prompt)
+            box["turn"] = conversation.run(prompt)
         finally:
             done.set()
 
@@ -148,10 +162,9 @@ def _turn(runtime: Any, prompt: str, env: CellEnv) -> tuple[Any, _Watch, str, st
     reason = _wait(done, env.stop, env.experiment.settings.timeout, watch.started)
     watch.total = time.monotonic() - watch.started
     if reason is not None:
-        agent.interrupt()
+        conversation.interrupt()
         done.wait(INTERRUPT_GRACE)
-    agent.close()
-    return box.get("turn"), watch, agent.session_id, reason
+    return box.get("turn"), watch, conversation, reason
 
 
 def _wait(done: threading.Event, stop: threading.Event, timeout: float | None,

@@ -109,7 +109,7 @@ def render_runs(rows: list[dict[str, Any]], profile: str) -> str:
         verdict = "pass" if r["passed"] else "FAIL " + (", ".join(failed) or r["exit_reason"])
         cost = "-" if r["cost"] is None else f"${r['cost']:.6f}"
         lines.append(f"{r['arm']}  {r['task']}#{r['repeat']}  {verdict}  "
-                     f"{r['latency_total']:.2f} s  {cost}  session {r['session_id']}")
+                     f"{r['latency_total']:.2f} s  {cost}  session {r['session_id'] or '-'}")
     lines.append(f"transcripts: `{command(profile, 'sessions show SESSION')}`")
     return "\n".join(lines) + "\n"
 

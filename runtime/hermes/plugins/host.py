@@ -48,8 +48,9 @@ def _stderr(line: str) -> None:
 
 
 class PluginHost:
-    """See the module docstring. ``factory`` gives the runtime's agent factory, for
-    ``dispatch_tool`` calls made outside a session."""
+    """See the module docstring. ``conversations`` gives the runtime's conversations, for
+    ``dispatch_tool`` calls made outside a session (in one session of the plugins' own,
+    ended with the runtime: ``close``)."""
 
     def __init__(self, home: Home, settings: PluginSettings, *, environ: Mapping[str, str],
                  getenv: Callable[[str], str | None] | None = None, cwd: Path | None = None,
@@ -67,8 +68,8 @@ class PluginHost:
         self.debug: Say | None = (lambda line: _stderr(f"plugins: {line}")) \
             if environ.get(DEBUG_ENV, "").lower() in ("1", "true", "yes", "on") else None
         self._logger = logger
-        self.factory: Callable[[], Any] | None = None
-        """Gives the runtime's agent factory (set by the container)."""
+        self.conversations: Callable[[], Any] | None = None
+        """Gives the runtime's ``Conversations`` (set by the container)."""
         self._discovery: Discovery | None = None
         self._registrations: Registrations | None = None
         self._loading: Registrations | None = None
@@ -273,21 +274,29 @@ class PluginHost:
         """A session of the plugins' own (non-interactive: nobody approves in it)."""
         with self._lock:
             if self._scratch is None:
-                if self.factory is None:
+                if self.conversations is None:
                     raise RuntimeError("dispatch_tool needs a runtime: call it from a tool, "
                                        "a hook or a command, not while registering")
                 from hermes.agent.factory import Interaction
 
-                self._scratch = self.factory().new_session(
+                self._scratch = self.conversations().open(
                     Interaction(source="plugin", stream=False))
-            return self._scratch
+            return self._scratch.agent
+
+    def close(self) -> None:
+        """End the plugins' own session, if one was opened (the model never answers in
+        it: it is discarded, as any unanswered session)."""
+        with self._lock:
+            scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            scratch.end()
 
 
 def plugin_host(home: Home, settings: Any, environ: Mapping[str, str], secrets: Any = None,
-                factory: Callable[[], Any] | None = None) -> PluginHost:
-    """The host of a runtime, from its composed config's ``plugins`` section; ``factory``
-    gives its agent factory."""
+                conversations: Callable[[], Any] | None = None) -> PluginHost:
+    """The host of a runtime, from its composed config's ``plugins`` section;
+    ``conversations`` gives its ``Conversations``."""
     host = PluginHost(home, PluginSettings.from_config(home, settings), environ=environ,
                       getenv=secrets.get if secrets is not None else None, cwd=Path.cwd())
-    host.factory = factory
+    host.conversations = conversations
     return host
