@@ -174,7 +174,8 @@ def test_an_interrupted_message_stays_its_own_turn(runtime, llm: FakeLLM) -> Non
 
 
 def test_hook_context_goes_into_the_user_message_not_the_system_prompt(runtime, llm) -> None:
-    runtime.container.hooks().pre_model.append(lambda text: "[recalled: user likes tea]")
+    runtime.container.hooks().subscribe(
+        "pre_llm_call", lambda user_message, **_: "[recalled: user likes tea]", "test")
     llm.push(Reply(text="tea it is"))
     agent = new_agent(runtime)
     system_before = agent.messages[0]["content"]
@@ -231,11 +232,11 @@ def test_context_overflow_calls_the_compression_hook_once(runtime, llm: FakeLLM)
 
     seen: list[int] = []
 
-    def compress(messages: list[dict]) -> list[dict]:
+    def compress(messages: list[dict], **_: object) -> list[dict]:
         seen.append(len(messages))
         return [messages[0], messages[-1]]  # system prompt + the newest user message
 
-    runtime.container.hooks().context_overflow.append(compress)
+    runtime.container.hooks().subscribe("context_overflow", compress, "test")
     llm.push(Reply(text="a"), Fault.context_length_exceeded(), Reply(text="fits now"))
     agent = new_agent(runtime)
     agent.run_turn("first")

@@ -71,7 +71,8 @@ def test_undo_edits_the_session_in_place_and_keeps_the_usage(runtime, llm: FakeL
 
 def test_retry_sends_the_typed_words_again_in_the_same_session(runtime, llm: FakeLLM,
                                                               capsys) -> None:
-    runtime.container.hooks().pre_model.append(lambda text: "[recalled: likes tea]")
+    runtime.container.hooks().subscribe(
+        "pre_llm_call", lambda user_message, **_: "[recalled: likes tea]", "test")
     factory, store, agent = parts(runtime)
     llm.push(Reply(text="meh"), Reply(text="better"))
     agent.run_turn("a question")

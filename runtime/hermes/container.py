@@ -19,7 +19,6 @@ from dependency_injector import containers, providers
 from hermes.agent.compress import summariser_client
 from hermes.agent.conversations import Conversations
 from hermes.agent.factory import AgentDeps, AgentFactory
-from hermes.agent.hooks import build_hooks
 from hermes.agent.prechecks import MissingKey, key_problem
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import HermesConfig
@@ -178,8 +177,9 @@ class RuntimeContainer(containers.DeclarativeContainer):
         ),
     )
 
-    hooks = providers.Singleton(build_hooks, memory=memory,
-                                events=providers.Callable(plugin_events, plugins, shell_hooks))
+    hooks = providers.Singleton(plugin_events, plugins, shell_hooks)
+    """The runtime's event bus: the plugins' and shell hooks' callbacks; each session adds
+    its own observers (memory, learning, the UI) on a scope of it."""
 
     summariser = _model_named_by(model, settings, "agent.compression.model")
     """The model that writes context-compression summaries (``agent.compression.model``)."""

@@ -1,11 +1,22 @@
-"""Named hook events of one runtime: what plugins and shell hooks subscribe to.
+"""The event bus of one runtime: what the agent loop tells its observers, once per event.
 
-Callbacks take keyword arguments (and must accept ``**kwargs``: events gain
-fields); they run in registration order, each in a worker thread under a timeout.
-A callback that raises or times out is logged and skipped, except on a *blocking*
-event (``pre_tool_call``, ``pre_gateway_dispatch``), where it fails closed: the
-tool call is blocked, the message is not dispatched. One ``HookBus`` per runtime;
-two runtimes in one process never see each other's callbacks.
+Everything that watches a turn subscribes here with the same rules: plugins and shell
+hooks (the public events of ``EVENTS``), and the runtime's own observers — the memory
+service, the learning review's nudge counters, the UI (a chat's printer, a streaming
+HTTP answer, ACP) — on the same events or the internal ones (``TABLE`` rows with
+``public=False``). Adding an event is one ``TABLE`` row.
+
+Callbacks take keyword arguments (and must accept ``**kwargs``: events gain fields);
+a session's own callbacks (``scoped``) run first, then the runtime's, each in
+registration order. A callback runs in a worker thread under a timeout, or, when
+``inline`` (observers that return at once: the UI, the nudge counters), on the firing
+thread with no thread hop — what a streamed token needs. A callback that raises or
+times out is logged in one line (its traceback only in a log file) and skipped; an
+observer whose earlier call is still running is skipped too, so a hung observer never
+piles up threads. On a *blocking* event (``pre_tool_call``, ``pre_gateway_dispatch``)
+a failing callback fails closed instead: the tool call is refused, the message is not
+dispatched (and the next call asks it again). One bus per runtime; two runtimes in one
+process never see each other's callbacks.
 """
 
 from __future__ import annotations
@@ -13,33 +24,67 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-EVENTS: dict[str, str] = {
-    "pre_tool_call": "before a tool runs (tool_name, args, session_id): return "
-                     "{'action': 'block', 'message': ...} to refuse it or "
-                     "{'action': 'modify', 'args': {...}} to change its arguments",
-    "post_tool_call": "after a tool ran (tool_name, args, result, is_error, duration_ms)",
-    "pre_llm_call": "once per turn before the model (session_id, user_message, "
-                    "is_first_turn, model, platform): text returned, or {'context': ...}, "
-                    "is appended to the user's message for that turn",
-    "post_llm_call": "once per completed turn (session_id, user_message, "
-                     "assistant_response, model, platform)",
-    "on_session_start": "a new session (session_id, model, platform)",
-    "on_session_end": "a session closes for now (session_id, platform)",
-    "on_session_reset": "the user started over with /new or /reset (session_id, platform)",
-    "on_gateway_start": "the gateway serves this profile (profile, platforms)",
-    "on_gateway_stop": "the gateway stops serving this profile (profile)",
-    "pre_gateway_dispatch": "a chat message before it runs (platform, chat_id, user_id, "
-                            "text): {'action': 'skip'} drops it, {'action': 'rewrite', "
-                            "'text': ...} replaces its text",
-}
-"""Every event, with when it fires and what a callback may return."""
-BLOCKING = frozenset({"pre_tool_call", "pre_gateway_dispatch"})
+
+@dataclass(frozen=True)
+class Event:
+    """One row of the event table."""
+
+    name: str
+    when: str
+    """When it fires, with its keyword arguments and what a callback may return."""
+    blocking: bool = False
+    """A failing callback fails closed (its answers decide something)."""
+    tool: bool = False
+    """About one tool call (a shell hook's ``matcher`` applies)."""
+    public: bool = True
+    """Plugins and shell hooks may subscribe; else only the runtime's own observers."""
+
+
+TABLE: tuple[Event, ...] = (
+    Event("pre_tool_call", "before a tool runs (tool_name, args, session_id): return "
+          "{'action': 'block', 'message': ...} to refuse it or "
+          "{'action': 'modify', 'args': {...}} to change its arguments",
+          blocking=True, tool=True),
+    Event("post_tool_call", "after a tool ran (tool_name, args, result, is_error, "
+          "duration_ms)", tool=True),
+    Event("pre_llm_call", "once per turn before the model (session_id, user_message, "
+          "is_first_turn, model, platform): text returned, or {'context': ...}, "
+          "is appended to the user's message for that turn"),
+    Event("post_llm_call", "once per completed turn (session_id, user_message, "
+          "assistant_response, model, platform)"),
+    Event("on_session_start", "a new session (session_id, model, platform)"),
+    Event("on_session_end", "a session closes for now (session_id, platform)"),
+    Event("on_session_reset", "the user started over with /new or /reset (session_id, "
+          "platform)"),
+    Event("on_gateway_start", "the gateway serves this profile (profile, platforms)"),
+    Event("on_gateway_stop", "the gateway stops serving this profile (profile)"),
+    Event("pre_gateway_dispatch", "a chat message before it runs (platform, chat_id, "
+          "user_id, text): {'action': 'skip'} drops it, {'action': 'rewrite', "
+          "'text': ...} replaces its text", blocking=True),
+    # the runtime's own observers (UI, learning, memory)
+    Event("stream_text", "a piece of the answer as it streams (text)", public=False),
+    Event("stream_reasoning", "a piece of reasoning as it streams (text)", public=False),
+    Event("stream_tool_call", "the model started a tool call (index, name)", public=False),
+    Event("tool_start", "a tool call starts (call)", public=False),
+    Event("tool_end", "a tool call ended (outcome)", public=False),
+    Event("tools_ran", "one tool iteration is over (outcomes)", public=False),
+    Event("turn_ended", "a turn ended, any exit reason, its messages persisted (agent, "
+          "result)", public=False),
+    Event("context_overflow", "the transcript no longer fits (messages): a shorter "
+          "transcript returned is retried with", public=False),
+)
+"""Every event: adding one is one row."""
+ALL: dict[str, Event] = {event.name: event for event in TABLE}
+EVENTS: dict[str, str] = {e.name: e.when for e in TABLE if e.public}
+"""The events plugins and shell hooks may subscribe to, with when each fires."""
+BLOCKING = frozenset(e.name for e in TABLE if e.blocking)
 """Events whose callbacks decide something: a failing one fails closed."""
-TOOL_EVENTS = frozenset({"pre_tool_call", "post_tool_call"})
+TOOL_EVENTS = frozenset(e.name for e in TABLE if e.tool)
 """Events about one tool call (a shell hook's ``matcher`` applies to these)."""
 
 log = logging.getLogger(__name__)
@@ -53,15 +98,35 @@ class CallTimedOut(Exception):
     """``call_with_timeout``'s own limit passed (not a ``TimeoutError`` of the callback)."""
 
 
+class CallStillRunning(Exception):
+    """The callback's earlier call has not returned yet: it was not called again."""
+
+
+@dataclass
+class Busy:
+    """A callback's call left running after its timeout (skipped until it returns), and
+    how often it failed."""
+
+    call: Pending | None = None
+    failures: int = 0
+
+
 @dataclass(frozen=True)
 class Callback:
-    """One subscription: ``owner`` is the plugin (or ``shell:COMMAND``) it came from."""
+    """One subscription: ``owner`` is the plugin (or ``shell:COMMAND``, ``memory``,
+    ``ui``, ...) it came from."""
 
     event: str
     function: Callable[..., Any]
     owner: str
     timeout: float | None = None
     """Seconds it may take; None: the bus's default."""
+    inline: bool = False
+    """Run on the firing thread without a timeout (observers that return at once)."""
+    busy: Busy = field(default_factory=Busy, compare=False, repr=False)
+
+    def label(self) -> str:
+        return f"hook {self.owner} ({self.event})"
 
 
 @dataclass(frozen=True)
@@ -76,17 +141,23 @@ class ToolDecision:
 
 @dataclass
 class HookBus:
-    """The callbacks of one runtime, by event."""
+    """The callbacks of one runtime (or, ``scoped``, of one session), by event."""
 
     timeout: float = 10.0
     """Default seconds one callback may take (``plugins.hook_timeout``)."""
     logger: logging.Logger = field(default_factory=lambda: log)
-    """Where failures go, with their tracebacks (the home's ``logs/plugins.log``)."""
+    """Where failures go (the home's ``logs/plugins.log`` once plugins load)."""
+    parent: HookBus | None = None
+    """The runtime's bus, whose callbacks run after this session's own."""
     _callbacks: dict[str, list[Callback]] = field(default_factory=dict)
+
+    def scoped(self) -> HookBus:
+        """A session's bus: its own subscriptions first, then this bus's."""
+        return HookBus(self.timeout, self.logger, self)
 
     def register(self, callback: Callback) -> None:
         """Subscribe; an unknown event raises ``ValueError`` naming the events."""
-        if callback.event not in EVENTS:
+        if callback.event not in ALL:
             from hermes.errors import did_you_mean
 
             raise ValueError(f"unknown hook event {callback.event!r}"
@@ -94,26 +165,58 @@ class HookBus:
                              f"{', '.join(EVENTS)}")
         self._callbacks.setdefault(callback.event, []).append(callback)
 
+    def subscribe(self, event: str, function: Callable[..., Any], owner: str, *,
+                  inline: bool = False, timeout: float | None = None) -> Callback:
+        """``register`` a ``Callback`` of ``function``; returns it."""
+        callback = Callback(event, function, owner, timeout, inline)
+        self.register(callback)
+        return callback
+
     def has(self, event: str) -> bool:
-        return bool(self._callbacks.get(event))
+        return bool(self._callbacks.get(event)) or \
+            (self.parent is not None and self.parent.has(event))
 
     def callbacks(self, event: str) -> list[Callback]:
-        return list(self._callbacks.get(event, ()))
+        own = list(self._callbacks.get(event, ()))
+        return own + self.parent.callbacks(event) if self.parent is not None else own
 
     def emit(self, event: str, **kwargs: Any) -> list[Any]:
         """Run ``event``'s callbacks in order; their answers that are not None. A failing
         callback is logged and skipped (``HookFailed`` on a blocking event)."""
         answers = []
-        for callback in self._callbacks.get(event, ()):
+        for callback in self.callbacks(event):
             answer = self._run(callback, kwargs)
             if answer is not None:
                 answers.append(answer)
         return answers
 
+    def emitter(self, event: str, *names: str) -> Callable[..., None] | None:
+        """A cheap positional firing of ``event`` (``names``: its keyword arguments) for
+        the hot path (streamed tokens); None when nothing listens."""
+        callbacks = self.callbacks(event)
+        if not callbacks:
+            return None
+
+        def fire(*values: Any) -> None:
+            kwargs = dict(zip(names, values, strict=True))
+            for callback in callbacks:
+                self._run(callback, kwargs)
+
+        return fire
+
+    def first(self, event: str, **kwargs: Any) -> Any:
+        """The first answer of ``event``'s callbacks that is not None; later ones are not
+        called."""
+        for callback in self.callbacks(event):
+            answer = self._run(callback, kwargs)
+            if answer is not None:
+                return answer
+        return None
+
     def decide_tool(self, tool_name: str, arguments: Any, **kwargs: Any) -> ToolDecision:
         """Ask the ``pre_tool_call`` callbacks in order: each sees the arguments as the
         ones before it left them; the first ``block`` ends it. Fails closed."""
-        for callback in self._callbacks.get("pre_tool_call", ()):
+        for callback in self.callbacks("pre_tool_call"):
             try:
                 answer = self._run(callback, {"tool_name": tool_name, "args": arguments,
                                               **kwargs})
@@ -131,48 +234,131 @@ class HookBus:
         return "\n\n".join(p for p in parts if p)
 
     def _run(self, callback: Callback, kwargs: Mapping[str, Any]) -> Any:
-        timeout = callback.timeout if callback.timeout is not None else self.timeout
-        try:
-            return call_with_timeout(callback.function, dict(kwargs), timeout)
-        except CallTimedOut:
-            problem = f"hook {callback.owner} ({callback.event}) took more than {timeout:g} s"
-            self.logger.warning(problem)
-        except Exception as exc:  # a plugin's bug must not break the turn
-            problem = f"hook {callback.owner} ({callback.event}) failed: " \
-                      f"{type(exc).__name__}: {exc}"
-            self.logger.warning(problem, exc_info=exc)
+        if callback.inline:
+            try:
+                return callback.function(**kwargs)
+            except Exception as exc:  # an observer's bug must not break the turn
+                problem = failed(callback.label(), exc)
+                exc_info: BaseException | None = exc
+        else:
+            timeout = callback.timeout if callback.timeout is not None else self.timeout
+            # a decision is asked for every time (a hung one fails closed once, not forever)
+            busy = Busy() if callback.event in BLOCKING else callback.busy
+            try:
+                return run_guarded(busy, callback.function, dict(kwargs), timeout)
+            except CallTimedOut:
+                problem, exc_info = f"{callback.label()} took more than {timeout:g} s", None
+            except CallStillRunning:
+                problem = f"{callback.label()}: its previous call is still running; skipped"
+                exc_info = None
+            except Exception as exc:  # a plugin's bug must not break the turn
+                problem, exc_info = failed(callback.label(), exc), exc
+        self._log(callback, problem, exc_info)
         if callback.event in BLOCKING:
             raise HookFailed(problem)
         return None
 
+    def _log(self, callback: Callback, problem: str, exc: BaseException | None) -> None:
+        """One line; the traceback only into a log file (a logger with handlers), never
+        to the terminal. An inline observer failing on every call (a token printer) is
+        reported once, then at debug level."""
+        callback.busy.failures += 1
+        level = logging.DEBUG if callback.inline and callback.busy.failures > 1 \
+            else logging.WARNING
+        self.logger.log(level, problem, exc_info=exc if self.logger.handlers else None)
 
-def call_with_timeout(function: Callable[..., Any], kwargs: dict[str, Any],
-                      timeout: float) -> Any:
-    """``function(**kwargs)`` in a daemon thread (with this context's variables); its
-    result, its exception, or ``CallTimedOut`` after ``timeout`` seconds (the thread is
-    left to finish on its own). A coroutine it returns is run to completion there."""
+
+def failed(label: str, exc: BaseException) -> str:
+    return f"{label} failed: {type(exc).__name__}: {exc}"
+
+
+@dataclass
+class Pending:
+    """A call running in a daemon thread (with the caller's context variables)."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    value: Any = None
+    error: BaseException | None = None
+
+    def result(self, timeout: float) -> Any:
+        """Its value or its exception; ``CallTimedOut`` after ``timeout`` seconds (the
+        thread is left to finish on its own)."""
+        if not self.done.wait(max(timeout, 0.0)):
+            raise CallTimedOut(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def start_call(function: Callable[..., Any], kwargs: Mapping[str, Any],
+               name: str = "hook") -> Pending:
+    """``function(**kwargs)`` started in a daemon thread; a coroutine it returns is run to
+    completion there."""
     import asyncio  # not at the top: ``hermes plugins list`` reads EVENTS, nothing more
     import inspect
 
-    box: dict[str, Any] = {}
-    done = threading.Event()
+    pending = Pending()
     context = contextvars.copy_context()
 
     def work() -> None:
         try:
             value = context.run(function, **kwargs)
-            box["value"] = asyncio.run(value) if inspect.iscoroutine(value) else value
+            pending.value = asyncio.run(value) if inspect.iscoroutine(value) else value
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
+            pending.error = exc
         finally:
-            done.set()
+            pending.done.set()
 
-    threading.Thread(target=work, name="hook", daemon=True).start()
-    if not done.wait(timeout):
-        raise CallTimedOut(timeout)
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return pending
+
+
+def call_with_timeout(function: Callable[..., Any], kwargs: dict[str, Any],
+                      timeout: float) -> Any:
+    """``function(**kwargs)`` in a daemon thread: its result, its exception, or
+    ``CallTimedOut`` after ``timeout`` seconds (the thread is left to finish)."""
+    return start_call(function, kwargs).result(timeout)
+
+
+def run_guarded(busy: Busy, function: Callable[..., Any], kwargs: Mapping[str, Any],
+                timeout: float, name: str = "hook") -> Any:
+    """``call_with_timeout``, unless the call ``busy`` left running has not returned
+    (``CallStillRunning``); a call that times out is remembered in ``busy``."""
+    if busy.call is not None and not busy.call.done.is_set():
+        raise CallStillRunning()
+    pending = start_call(function, kwargs, name)
+    try:
+        return pending.result(timeout)
+    except CallTimedOut:
+        busy.call = pending  # concurrent calls that return in time never mark it
+        raise
+
+
+def gather(calls: Mapping[str, tuple[Busy, Callable[[], Any]]], timeout: float,
+           name: str = "hook") -> dict[str, Any]:
+    """Start every call at once (each skipped while its ``busy`` call still runs) and
+    wait for them under one deadline, ``timeout`` seconds from now: what each gave, by
+    key — its value, or the exception (``CallTimedOut``, ``CallStillRunning``, its own)."""
+    started: dict[str, Pending | BaseException] = {}
+    for key, (busy, function) in calls.items():
+        if busy.call is not None and not busy.call.done.is_set():
+            started[key] = CallStillRunning()
+        else:
+            started[key] = start_call(function, {}, f"{name}-{key}")
+    deadline = time.monotonic() + timeout
+    outcomes: dict[str, Any] = {}
+    for key, pending in started.items():
+        if isinstance(pending, BaseException):
+            outcomes[key] = pending
+            continue
+        try:
+            outcomes[key] = pending.result(deadline - time.monotonic())
+        except CallTimedOut as exc:
+            calls[key][0].call = pending
+            outcomes[key] = exc
+        except Exception as exc:  # noqa: BLE001 - the caller reports each
+            outcomes[key] = exc
+    return outcomes
 
 
 def block_reason(answer: Any) -> str | None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes.agent.approval_judge import ModelJudge
 from hermes.agent.compress import Compressor
 from hermes.agent.context_files import working_directory
-from hermes.agent.hooks import Hooks
+from hermes.agent.events import HookBus
 from hermes.agent.loop import Agent, AgentEvents
 from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
@@ -54,7 +54,9 @@ class AgentDeps:
     environment: Environment
     memory: MemoryProvider
     sessions: SessionStore
-    hooks: Hooks
+    hooks: HookBus
+    """The runtime's event bus (plugins' and shell hooks' callbacks); each session
+    subscribes its own observers (memory, learning, the UI) on a scope of it."""
     skills: SkillsStore
     summariser: ModelClient
     """Writes context-compression summaries (the main model unless configured)."""
@@ -123,10 +125,8 @@ class AgentFactory:
             prompt += f"\n\n## Instructions from the client application\n\n{instructions}"
         d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
                                   session_id=session_id)
-        for hook in d.hooks.session_start:
-            hook(session_id)
-        d.hooks.events.emit("on_session_start", session_id=session_id, model=d.model.model,
-                            platform=how.source)
+        d.hooks.emit("on_session_start", session_id=session_id, model=d.model.model,
+                     platform=how.source)
         if history:
             d.sessions.add_messages(session_id, history)
         return self._agent(session_id, [{"role": "system", "content": prompt}, *history], how)
@@ -172,8 +172,8 @@ class AgentFactory:
         d = self.deps
         session_id = d.sessions.create_session(how.source, d.model.model, parent_id,
                                                system_prompt=prompt)
-        d.hooks.events.emit("on_session_start", session_id=session_id, model=d.model.model,
-                            platform=how.source)
+        d.hooks.emit("on_session_start", session_id=session_id, model=d.model.model,
+                     platform=how.source)
         agent = self._agent(session_id, [{"role": "system", "content": prompt}], how,
                             tools=tools, child=True, scratch_of=parent_id)
         agent.max_iterations = max_iterations
@@ -211,18 +211,14 @@ class AgentFactory:
         compressor = Compressor(compression, model=d.model, summariser=d.summariser,
                                 fixed_tokens=estimate_json(tools.schemas())) \
             if compression.enabled else None
-        return Agent(model=d.model, tools=tools, store=d.sessions, tool_context=ctx,
-                     session_id=session_id, messages=messages,
-                     max_iterations=d.settings.max_iterations,
-                     hooks=without_memory(d.hooks) if child else d.hooks,
-                     stream=how.stream, events=how.events, compressor=compressor,
-                     turn_output_budget=d.settings.turn_tool_output_max_chars,
-                     observer=d.learning.observer(messages) if d.learning and not child
-                     else None,
-                     platform=how.source)
-
-
-def without_memory(hooks: Hooks) -> Hooks:
-    """A sub-agent's hooks: the runtime's, without the memory service's recall before
-    each turn, sync after it and shutdown at the end (plugins' events stay)."""
-    return replace(hooks, pre_model=[], turn_end=[], session_end=[])
+        agent = Agent(model=d.model, tools=tools, store=d.sessions, tool_context=ctx,
+                      session_id=session_id, messages=messages,
+                      max_iterations=d.settings.max_iterations, hooks=d.hooks,
+                      stream=how.stream, events=how.events, compressor=compressor,
+                      turn_output_budget=d.settings.turn_tool_output_max_chars,
+                      platform=how.source)
+        if not child:  # a sub-agent has no memory recall, sync or review of its own
+            d.memory.subscribe(agent.bus)
+            if d.learning is not None:
+                d.learning.watch(agent.bus, messages)
+        return agent

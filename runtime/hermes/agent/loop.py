@@ -9,7 +9,6 @@ good. Every message is persisted the moment it exists.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -17,8 +16,7 @@ from typing import Any, Literal
 
 from hermes.agent.compress import Compressor, continue_in_child
 from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
-from hermes.agent.hooks import Hooks
-from hermes.agent.observer import TurnObserver
+from hermes.agent.events import HookBus
 from hermes.agent.repair import repair_messages
 from hermes.models.base import ModelClient
 from hermes.models.errors import CallCancelledError, ContextOverflowError, ModelCallError
@@ -54,11 +52,37 @@ class TurnResult:
 
 @dataclass
 class AgentEvents:
-    """UI callbacks; all optional."""
+    """UI callbacks, all optional: the agent subscribes them to its session's event bus
+    (inline: on the turn's thread, no timeout, a failure logged and skipped)."""
 
     stream: StreamCallbacks = field(default_factory=StreamCallbacks)
     on_tool_start: Callable[[ToolCall], None] | None = None
     on_tool_end: Callable[[CallOutcome], None] | None = None
+
+    def subscribe(self, bus: HookBus, owner: str = "ui") -> None:
+        """Each callback given, on its event of ``bus``."""
+        stream = self.stream
+        for event, function in (("stream_text", stream.on_text),
+                                ("stream_reasoning", stream.on_reasoning)):
+            if function is not None:
+                bus.subscribe(event, _positional(function, "text"), owner, inline=True)
+        if stream.on_tool_call is not None:
+            bus.subscribe("stream_tool_call", _positional(stream.on_tool_call, "index", "name"),
+                          owner, inline=True)
+        if self.on_tool_start is not None:
+            bus.subscribe("tool_start", _positional(self.on_tool_start, "call"), owner,
+                          inline=True)
+        if self.on_tool_end is not None:
+            bus.subscribe("tool_end", _positional(self.on_tool_end, "outcome"), owner,
+                          inline=True)
+
+
+def _positional(function: Callable[..., Any], *names: str) -> Callable[..., Any]:
+    """``function`` called with the event's ``names`` arguments, in order."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda **event: function(event[name])
+    return lambda **event: function(*(event[n] for n in names))
 
 
 class Agent:
@@ -66,10 +90,9 @@ class Agent:
 
     def __init__(self, *, model: ModelClient, tools: ToolRegistry, store: SessionStore,
                  tool_context: ToolContext, session_id: str, messages: list[dict[str, Any]],
-                 max_iterations: int, hooks: Hooks | None = None, stream: bool = True,
+                 max_iterations: int, hooks: HookBus | None = None, stream: bool = True,
                  events: AgentEvents | None = None, compressor: Compressor | None = None,
-                 turn_output_budget: int = 150_000, observer: TurnObserver | None = None,
-                 platform: str = "cli"):
+                 turn_output_budget: int = 150_000, platform: str = "cli"):
         self.model = model
         self.tools = tools
         self.store = store
@@ -78,15 +101,16 @@ class Agent:
         self.messages = messages
         """The transcript, system prompt first; persisted as it grows."""
         self.max_iterations = max_iterations
-        self.hooks = hooks or Hooks()
+        self.bus = (hooks or HookBus()).scoped()
+        """This session's event bus: its own observers (memory, learning, the UI), then
+        the runtime's (plugins, shell hooks). Every event fires once, here."""
         self.stream = stream
         self.events = events or AgentEvents()
+        self.events.subscribe(self.bus)
         self.compressor = compressor
         self.turn_output_budget = turn_output_budget
         """Characters all tool results of one model turn may use together."""
         """Shortens the transcript near the context window; None: never compress."""
-        self.observer = observer or TurnObserver()
-        """Watches tool iterations and turn ends (the learning loop's nudge counters)."""
         self.platform = platform
         """Where the session talks (``cli``, a gateway platform), as hooks are told."""
         self.interrupted = threading.Event()
@@ -100,11 +124,8 @@ class Agent:
         per-turn hook context (so ``/retry`` sends their words, not the context)."""
 
     def close(self) -> None:
-        """The session is over for now: run the session-end hooks."""
-        for hook in self.hooks.session_end:
-            hook(self.session_id)
-        self.hooks.events.emit("on_session_end", session_id=self.session_id,
-                               platform=self.platform)
+        """The session is over for now: ``on_session_end``."""
+        self.bus.emit("on_session_end", session_id=self.session_id, platform=self.platform)
 
     def interrupt(self) -> None:
         """Stop the running turn: the model call returns at once, unstarted tools are
@@ -118,8 +139,8 @@ class Agent:
         if clear_interrupt:
             self.interrupted.clear()
         first = not any(m.get("role") == "user" for m in self.messages)
-        context = self.hooks.turn_context(
-            user_text, session_id=self.session_id, task_id=self.session_id,
+        context = self.bus.turn_context(
+            user_message=user_text, session_id=self.session_id, task_id=self.session_id,
             is_first_turn=first, model=self.model.model, platform=self.platform,
             conversation_history=list(self.messages))
         self._user_text = user_text
@@ -147,7 +168,7 @@ class Agent:
                 return self._ended(self._final(reply, grace, iteration, usage))
             self._append(reply.as_message(), reply)
             outcomes = self._run_tools(list(reply.tool_calls))
-            self.observer.tools_ran(outcomes)
+            self.bus.emit("tools_ran", outcomes=outcomes)
             if self.interrupted.is_set():
                 return self._interrupted(reply.content, iteration, usage)
             unknown = all(self.tools.get(c.name) is None for c in reply.tool_calls)
@@ -165,9 +186,12 @@ class Agent:
         An interrupted call is abandoned: its thread finishes (or times out) in the
         background and its reply is discarded.
         """
+        bus = self.bus
         callbacks = StreamCallbacks(
-            on_text=self.events.stream.on_text, on_reasoning=self.events.stream.on_reasoning,
-            on_tool_call=self.events.stream.on_tool_call, cancelled=self.interrupted.is_set)
+            on_text=bus.emitter("stream_text", "text"),
+            on_reasoning=bus.emitter("stream_reasoning", "text"),
+            on_tool_call=bus.emitter("stream_tool_call", "index", "name"),
+            cancelled=self.interrupted.is_set)
         messages, tools = repair_messages(self.messages), self.tools.schemas() or None
         box: dict[str, Any] = {}
         finished = self._finished = threading.Event()
@@ -190,8 +214,6 @@ class Agent:
         if "error" in box:
             raise box["error"]
         reply: ModelReply = box["reply"]
-        for post in self.hooks.post_model:
-            post(reply)
         return reply
 
     def _run_tools(self, calls: list[ToolCall]) -> list[CallOutcome]:
@@ -221,12 +243,10 @@ class Agent:
         return capped
 
     def _execute(self, call: ToolCall) -> CallOutcome:
-        if self.events.on_tool_start:
-            self.events.on_tool_start(call)
+        self.bus.emit("tool_start", call=call)
         result = self.dispatch(call.name, call.arguments)
         outcome = CallOutcome(call, result.content, result.is_error, result)
-        if self.events.on_tool_end:
-            self.events.on_tool_end(outcome)
+        self.bus.emit("tool_end", outcome=outcome)
         return outcome
 
     def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> ToolResult:
@@ -234,9 +254,7 @@ class Agent:
         refuse it or change its arguments), the registry (validation, approval,
         redaction, the result's cap), the hooks after. What the model's calls and a
         plugin's ``dispatch_tool`` go through alike."""
-        for hook in self.hooks.pre_tool:
-            hook(name, arguments if isinstance(arguments, str) else json.dumps(arguments))
-        bus = self.hooks.events
+        bus = self.bus
         args = hook_arguments(arguments) if bus.has("pre_tool_call") or \
             bus.has("post_tool_call") else {}
         if bus.has("pre_tool_call"):
@@ -252,9 +270,7 @@ class Agent:
 
     def _after_tool(self, name: str, args: Any, result: ToolResult,
                     blocked: bool = False) -> ToolResult:
-        for post in self.hooks.post_tool:
-            post(name, result)
-        self.hooks.events.emit(
+        self.bus.emit(
             "post_tool_call", tool_name=name, args=args, result=result.content,
             is_error=result.is_error, blocked=blocked, session_id=self.session_id,
             task_id=self.session_id, duration_ms=round(result.duration_s * 1000))
@@ -280,13 +296,11 @@ class Agent:
         """Record how the turn ended on the session (its latest exit reason)."""
         self.store.end_session(self.session_id, result.exit_reason)
         if result.exit_reason == "completed":
-            for hook in self.hooks.turn_end:
-                hook(self._user_text, result.text)
-            self.hooks.events.emit(
+            self.bus.emit(
                 "post_llm_call", session_id=self.session_id, task_id=self.session_id,
                 user_message=self._user_text, assistant_response=result.text,
                 model=self.model.model, platform=self.platform)
-        self.observer.turn_ended(self, result)
+        self.bus.emit("turn_ended", agent=self, result=result)
         return result
 
     def _call_model_fitting(self) -> ModelReply:
@@ -298,11 +312,10 @@ class Agent:
         try:
             return self._call_model()
         except ContextOverflowError:
-            for hook in self.hooks.context_overflow:
-                shorter = hook(self.messages)
-                if shorter is not None:
-                    self.messages = shorter
-                    return self._call_model()
+            shorter = self.bus.first("context_overflow", messages=self.messages)
+            if shorter is not None:
+                self.messages = shorter
+                return self._call_model()
             if self._compress(overflowed=True):
                 return self._call_model()
             raise

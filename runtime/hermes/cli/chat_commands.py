@@ -77,8 +77,7 @@ def _help(call: _Call) -> Outcome:
 def _new(call: _Call) -> Outcome:
     agent = call.agent
     call.conversation.end()  # as the chat ends a session: one the model never answered goes
-    agent.hooks.events.emit("on_session_reset", session_id=agent.session_id,
-                            platform=agent.platform)
+    agent.bus.emit("on_session_reset", session_id=agent.session_id, platform=agent.platform)
     conversation = call.conversations.open(call.how)
     _say(f"new session {conversation.session_id[:8]}")
     return conversation, None

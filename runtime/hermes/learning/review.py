@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hermes.agent.dispatch import CallOutcome
-from hermes.agent.hooks import Hooks
 from hermes.agent.loop import Agent, AgentEvents
 from hermes.environments.base import Environment
 from hermes.home import Home
@@ -135,7 +134,7 @@ class ReviewRun:
         return Agent(model=r.model, tools=r.tools, store=UnsavedSessions(),
                      tool_context=context, session_id=request.session_id,
                      messages=[dict(message) for message in request.snapshot],
-                     max_iterations=r.max_iterations, hooks=Hooks(), stream=False,
+                     max_iterations=r.max_iterations, stream=False,
                      events=AgentEvents(on_tool_end=self._saw))
 
     def stop(self) -> None:

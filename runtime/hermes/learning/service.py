@@ -1,7 +1,7 @@
 """``LearningService``: the background reviews of one runtime's sessions.
 
-The agent factory gives each agent an observer (``observer``) holding its session's
-nudge counters. When a completed turn makes a pass due, the observer takes a
+The agent factory subscribes each session's nudge counters to its event bus (``watch``:
+``tools_ran``, ``turn_ended``). When a completed turn makes a pass due, they take a
 snapshot of the transcript and ``submit`` starts a review in a daemon thread: the
 turn returns at once, so the answer and the user's next turn never wait for it. One
 review at a time per session, in this process and in any other of the home
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from hermes.agent.dispatch import CallOutcome
+from hermes.agent.events import HookBus
 from hermes.agent.loop import Agent, TurnResult
-from hermes.agent.observer import TurnObserver
 from hermes.config.learning_schema import LearningConfig
 from hermes.environments.base import Environment
 from hermes.home import Home
@@ -60,15 +60,16 @@ class LearningService:
         self._held = 0
         """Set by ``stop_all`` until no review runs: a review still being built stops too."""
 
-    def observer(self, messages: Iterable[Mapping[str, Any]]) -> TurnObserver:
-        """The observer of an agent whose transcript so far is ``messages``."""
+    def watch(self, bus: HookBus, messages: Iterable[Mapping[str, Any]]) -> None:
+        """Count the turns of the session of ``bus`` (its transcript so far:
+        ``messages``) and start a review when one is due; nothing when learning is off."""
         memory_every = self.settings.memory_nudge_turns if self.reviewer.can_run("memory") else 0
         skills_every = (self.settings.skill_nudge_iterations
                         if self.reviewer.can_run("skills") else 0)
         if not self.settings.enabled or not (memory_every or skills_every):
-            return TurnObserver()
-        return SessionLearning(self, NudgeCounter.from_history(messages, memory_every,
-                                                               skills_every))
+            return
+        SessionLearning(self, NudgeCounter.from_history(messages, memory_every,
+                                                        skills_every)).subscribe(bus)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` with every review's outcome (on the review's thread);
@@ -154,17 +155,22 @@ class LearningService:
         return run.run()
 
 
-class SessionLearning(TurnObserver):
-    """One agent's nudge counters; starts a review when a completed turn makes one due."""
+class SessionLearning:
+    """One agent's nudge counters; starts a review when a completed turn makes one due.
+    Inline observers: they return at once (a review starts in its own thread)."""
 
     def __init__(self, service: LearningService, counter: NudgeCounter):
         self.service = service
         self.counter = counter
 
-    def tools_ran(self, outcomes: Sequence[CallOutcome]) -> None:
+    def subscribe(self, bus: HookBus) -> None:
+        bus.subscribe("tools_ran", self.tools_ran, "learning", inline=True)
+        bus.subscribe("turn_ended", self.turn_ended, "learning", inline=True)
+
+    def tools_ran(self, outcomes: Sequence[CallOutcome], **_: Any) -> None:
         self.counter.tools_ran(outcomes)
 
-    def turn_ended(self, agent: Agent, result: TurnResult) -> None:
+    def turn_ended(self, agent: Agent, result: TurnResult, **_: Any) -> None:
         due = self.counter.turn_ended()
         if result.exit_reason != "completed" or not due.passes:
             return

@@ -13,19 +13,38 @@ Two small base classes:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from hermes.tools.base import ToolSpec
+
+if TYPE_CHECKING:
+    from hermes.agent.events import HookBus
 
 
 class MemoryProvider:
     """The memory service interface; as is, the no-op ``none`` backend.
 
-    The agent factory calls ``snapshot()`` once per new session; the hooks
-    (``build_hooks``) call ``prefetch`` before each model turn, ``sync`` after
-    each completed turn and ``shutdown`` when a session ends; the container
-    registers ``tool_specs()`` in the runtime's tool registry.
+    The agent factory calls ``snapshot()`` once per new session and ``subscribe``s the
+    service to the session's event bus: ``prefetch`` before each model turn
+    (``pre_llm_call``), ``sync`` after each completed turn (``post_llm_call``) and
+    ``shutdown`` when the session ends (``on_session_end``); the container registers
+    ``tool_specs()`` in the runtime's tool registry.
     """
 
     name = "none"
+
+    def subscribe(self, bus: HookBus) -> None:
+        """Recall, sync and shut down on ``bus``'s events (inline: the service bounds
+        its providers itself, with the bus's ``gather``)."""
+        def recall(user_message: str, **_: Any) -> str:
+            return self.prefetch(user_message)
+
+        def sync(user_message: str, assistant_response: str, **_: Any) -> None:
+            self.sync(user_message, assistant_response)
+
+        bus.subscribe("pre_llm_call", recall, "memory", inline=True)
+        bus.subscribe("post_llm_call", sync, "memory", inline=True)
+        bus.subscribe("on_session_end", lambda **_: self.shutdown(), "memory", inline=True)
 
     def snapshot(self) -> str:
         """Memory text for a session starting now, frozen into its system prompt.

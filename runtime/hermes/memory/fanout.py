@@ -1,25 +1,32 @@
 """Running several external memory providers together, none able to stall a turn.
 
-Prefetches run concurrently, one daemon thread per provider, under one
-deadline (``prefetch_timeout`` seconds after they start). A provider that
-raises or misses the deadline is skipped for the turn with a logged warning;
-one still running from an earlier turn is skipped until it finishes, so a
-hung provider never piles up threads. What providers recall is scanned like a
-memory write and fenced per source (``<recalled-memory source="...">``).
-Syncs run in the background; ``shutdown`` waits for them (bounded), then shuts
-each provider down.
+The isolation is the event bus's (``hermes.agent.events``): prefetches run at once,
+one daemon thread per provider, under one deadline (``prefetch_timeout`` seconds after
+they start; ``gather``). A provider that raises or misses the deadline is skipped for
+the turn with a logged warning; one still running from an earlier turn is skipped
+until it finishes, so a hung provider never piles up threads. What providers recall is
+scanned like a memory write and fenced per source (``<recalled-memory source="...">``).
+Syncs run in the background; ``shutdown`` waits for them (bounded), then shuts each
+provider down — once per session end: a second ``shutdown`` with no use in between
+(the runtime closing after its last session ended) does nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from hermes.agent.events import (
+    Busy,
+    CallStillRunning,
+    CallTimedOut,
+    Pending,
+    gather,
+    start_call,
+)
 from hermes.memory.base import ExternalProvider
 from hermes.memory.scan import scan_text
 from hermes.tools.base import ToolSpec
@@ -37,28 +44,6 @@ def fence(source: str, text: str) -> str:
     return untrusted_fence("recalled-memory", {"source": source}, text)
 
 
-@dataclass
-class _Job:
-    """One provider call running in its own daemon thread."""
-
-    provider: ExternalProvider
-    thread: threading.Thread = field(init=False)
-    result: Any = None
-    error: BaseException | None = None
-
-    def start(self, call: Callable[[], Any], kind: str) -> _Job:
-        def work() -> None:
-            try:
-                self.result = call()
-            except BaseException as exc:  # noqa: BLE001 - reported by the caller
-                self.error = exc
-
-        self.thread = threading.Thread(target=work, daemon=True,
-                                       name=f"memory-{kind}-{self.provider.name}")
-        self.thread.start()
-        return self
-
-
 class ProviderFanout:
     """The external providers of one memory service."""
 
@@ -71,12 +56,15 @@ class ProviderFanout:
         """Seconds ``shutdown`` waits for each background sync."""
         self._live: tuple[ExternalProvider, ...] | None = None
         self._lock = threading.Lock()
-        self._busy: dict[str, _Job] = {}
-        self._syncs: list[_Job] = []
+        self._busy = {provider.name: Busy() for provider in self.providers}
+        self._syncs: list[tuple[ExternalProvider, Pending]] = []
+        self._used = False
+        """Something used the providers since the last ``shutdown``."""
 
     def live(self) -> tuple[ExternalProvider, ...]:
         """Providers that are available and initialised (started on first call)."""
         with self._lock:
+            self._used = True
             if self._live is None:
                 self._live = tuple(p for p in self.providers if _start(p))
             return self._live
@@ -89,63 +77,55 @@ class ProviderFanout:
 
     def prefetch(self, user_text: str) -> str:
         """Fenced context from every provider that answered in time, or ''."""
-        jobs = [_Job(p).start(partial(p.prefetch, user_text), "prefetch")
-                for p in self.live() if self._idle(p)]
-        deadline = time.monotonic() + self.prefetch_timeout
-        parts = []
-        for job in jobs:
-            job.thread.join(max(0.0, deadline - time.monotonic()))
-            text = self._collect(job)
-            if text:
-                parts.append(fence(job.provider.name, text))
+        live = {p.name: p for p in self.live()}
+        outcomes = gather({name: (self._busy[name], partial(p.prefetch, user_text))
+                           for name, p in live.items()}, self.prefetch_timeout,
+                          "memory-prefetch")
+        parts = [fence(name, text) for name, outcome in outcomes.items()
+                 if (text := self._recalled(live[name], outcome))]
         return "\n".join([RECALL_NOTE, *parts]) if parts else ""
 
     def sync(self, user_text: str, answer: str) -> None:
         """Start every provider's sync in the background."""
-        jobs = [_Job(p).start(partial(p.sync, user_text, answer), "sync") for p in self.live()]
+        started = [(p, start_call(partial(p.sync, user_text, answer), {},
+                                  f"memory-sync-{p.name}")) for p in self.live()]
         with self._lock:
-            self._syncs = [j for j in self._syncs if j.thread.is_alive()] + jobs
+            self._syncs = [(p, s) for p, s in self._syncs if not s.done.is_set()] + started
 
     def shutdown(self) -> None:
         """Wait for background syncs (bounded), then shut every live provider down."""
         with self._lock:
             syncs, self._syncs = self._syncs, []
-        for job in syncs:
-            job.thread.join(self.shutdown_timeout)
-            if job.thread.is_alive():
+            used, self._used = self._used, False
+        for provider, pending in syncs:
+            try:
+                pending.result(self.shutdown_timeout)
+            except CallTimedOut:
                 log.warning("memory provider %s: sync still running at shutdown",
-                            job.provider.name)
-            elif job.error is not None:
-                _warn(job.provider, "sync", job.error)
-        for provider in self._live or ():
+                            provider.name)
+            except Exception as exc:
+                _warn(provider, "sync", exc)
+        for provider in (self._live or ()) if used else ():
             try:
                 provider.shutdown()
             except Exception as exc:
                 _warn(provider, "shutdown", exc)
 
-    def _idle(self, provider: ExternalProvider) -> bool:
-        """False while an earlier prefetch of ``provider`` is still running."""
-        with self._lock:
-            job = self._busy.get(provider.name)
-            if job is not None and job.thread.is_alive():
-                log.warning("memory provider %s: previous prefetch still running; skipped",
-                            provider.name)
-                return False
-            self._busy.pop(provider.name, None)
-            return True
-
-    def _collect(self, job: _Job) -> str:
-        name = job.provider.name
-        if job.thread.is_alive():
-            with self._lock:
-                self._busy[name] = job
+    def _recalled(self, provider: ExternalProvider, outcome: Any) -> str:
+        """What ``provider``'s prefetch gave, scanned; '' (and a warning) when it failed,
+        was late, or is still busy from an earlier turn."""
+        name = provider.name
+        if isinstance(outcome, CallStillRunning):
+            log.warning("memory provider %s: previous prefetch still running; skipped", name)
+            return ""
+        if isinstance(outcome, CallTimedOut):
             log.warning("memory provider %s: prefetch took longer than %.1fs; skipped this turn",
                         name, self.prefetch_timeout)
             return ""
-        if job.error is not None:
-            _warn(job.provider, "prefetch", job.error)
+        if isinstance(outcome, BaseException):
+            _warn(provider, "prefetch", outcome)
             return ""
-        text = job.result.strip() if isinstance(job.result, str) else ""
+        text = outcome.strip() if isinstance(outcome, str) else ""
         reason = scan_text(text) if text else None
         if reason:
             log.warning("memory provider %s: recalled text blocked: %s", name, reason)

@@ -72,7 +72,7 @@ def plugin_toolsets(host: PluginHost) -> list[Any]:
 
 
 def plugin_events(host: PluginHost, shell_hooks: Any = None) -> Any:
-    """The runtime's hook events: the plugins' callbacks, then the shell hooks'."""
+    """The runtime's event bus: the plugins' callbacks, then the shell hooks'."""
     events = host.registrations().events
     if shell_hooks is not None:
         shell_hooks.register_into(events)
