@@ -9,7 +9,6 @@ never answered (an unreachable endpoint) is discarded when the run ends.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Literal
 
 from hermes.agent.conversations import Conversation, Conversations
 from hermes.agent.factory import Interaction
-from hermes.agent.loop import Agent, TurnResult
 from hermes.cron.jobs import Job
 from hermes.errors import UserError
 from hermes.fsutil import atomic_write
@@ -25,8 +23,6 @@ from hermes.skills.store import SkillsStore
 
 SILENT = "[SILENT]"
 CRON_TOOLSET = "cron"
-TurnRunner = Callable[[Agent, str], TurnResult]
-"""Runs one turn of an agent (the gateway's counts it, so a shutdown can interrupt it)."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +75,10 @@ def _skill_block(skills: SkillsStore, name: str, job: Job) -> str:
     return block
 
 
-def run_job(job: Job, conversations: Conversations, skills: SkillsStore,
-            runner: TurnRunner | None = None) -> Outcome:
-    """Run ``job`` once in a new session; never raises for the job's own failures."""
+def run_job(job: Job, conversations: Conversations, skills: SkillsStore) -> Outcome:
+    """Run ``job`` once in a new session (its turn counted among the runtime's running
+    ones, so a gateway's shutdown interrupts it); never raises for the job's own
+    failures."""
     how = Interaction(source="cron", stream=False, interactive=False, without=(CRON_TOOLSET,))
     try:
         message = job_message(job, skills)
@@ -89,7 +86,7 @@ def run_job(job: Job, conversations: Conversations, skills: SkillsStore,
     except Exception as exc:  # noqa: BLE001 - a failing job records its error
         return Outcome("error", _describe(exc))
     try:
-        result = _run_turn(conversation, message, runner)
+        result = conversation.run(message)
     except Exception as exc:  # noqa: BLE001
         return Outcome("error", _describe(exc), _kept(conversation))
     session_id = _kept(conversation)
@@ -98,13 +95,6 @@ def run_job(job: Job, conversations: Conversations, skills: SkillsStore,
                        session_id)
     status: Literal["ok", "silent"] = "silent" if is_silent(result.text) else "ok"
     return Outcome(status, result.text, session_id)
-
-
-def _run_turn(conversation: Conversation, text: str, runner: TurnRunner | None
-              ) -> TurnResult:
-    if runner is None:
-        return conversation.run(text)
-    return runner(conversation.agent, text)
 
 
 def _kept(conversation: Conversation) -> str | None:

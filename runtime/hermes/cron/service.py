@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from hermes.agent.conversations import Conversations
 from hermes.chats import Target
 from hermes.cron.jobs import Job, RunStatus
-from hermes.cron.run import Outcome, TurnRunner, run_job, save_output
+from hermes.cron.run import Outcome, run_job, save_output
 from hermes.cron.store import JobStore
 from hermes.cron.targets import Destinations
 from hermes.skills.store import SkillsStore
@@ -56,9 +56,9 @@ class CronService:
         job = self.store.claim(ref)
         return self.complete(job, self.execute(job), deliver)
 
-    def execute(self, job: Job, runner: TurnRunner | None = None) -> Outcome:
+    def execute(self, job: Job) -> Outcome:
         """Run a claimed job and save its output (a worker thread in the gateway)."""
-        outcome = run_job(job, self.conversations, self.skills, runner)
+        outcome = run_job(job, self.conversations, self.skills)
         now = self.store.clock.now()
         try:
             path = save_output(job, outcome, self.store.output_dir, now, self.keep_outputs)
