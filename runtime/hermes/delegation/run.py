@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes.agent.factory import AgentFactory, Interaction
 from hermes.delegation.acp_child import AcpChild, ExternalAgent, program_of
 from hermes.delegation.asker import ChildAsker
 from hermes.delegation.batch import Batch, Child
@@ -25,7 +26,6 @@ from hermes.errors import ToolError, one_of
 from hermes.tools.context import ToolContext
 
 if TYPE_CHECKING:
-    from hermes.agent.factory import AgentFactory, Interaction
     from hermes.tools.registry import ToolRegistry
 
 SOURCE = "delegate"
@@ -82,8 +82,6 @@ class Delegation:
             how, tools, parent_id=ctx.session_id, prompt=prompt, max_iterations=budget))
 
     def _child_interaction(self, ctx: ToolContext, asker: ChildAsker | None) -> Interaction:
-        from hermes.agent.factory import Interaction
-
         return Interaction(interactive=ctx.interactive, yolo=ctx.yolo, approve=asker,
                            stream=False, source=SOURCE, origin=ctx.origin,
                            cwd=str(ctx.cwd), files=ctx.files, depth=self.how.depth + 1)
