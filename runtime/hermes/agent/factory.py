@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes.agent.approval_judge import ModelJudge
 from hermes.agent.compress import Compressor
@@ -30,10 +30,15 @@ from hermes.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from hermes.chats import MessageSource
-    from hermes.learning.service import LearningService
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
 """Message fields restored on resume (plus a tool result's ``name``, stored as ``tool_name``)."""
+
+
+class Learning(Protocol):
+    """The learning review as the factory sees it (``hermes.learning.service``)."""
+
+    def watch(self, bus: HookBus, messages: Iterable[Mapping[str, Any]]) -> None: ...
 
 
 Delegate = Callable[["AgentFactory", "Interaction", ToolRegistry],
@@ -64,7 +69,7 @@ class AgentDeps:
     """How dangerous commands are approved (``approvals.mode``)."""
     judge: ModelClient | None = None
     """Judges flagged commands in ``smart`` mode (the main model unless configured)."""
-    learning: LearningService | None = None
+    learning: Learning | None = None
     """Starts background reviews when a session's nudge interval is reached."""
     environment_files: Sequence[str] = ()
     """``secrets.environment_files``: secrets the tools' redactor must know too."""
