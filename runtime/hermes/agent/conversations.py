@@ -23,6 +23,7 @@ and end it here; a front door only adapts its protocol. So the rules are written
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,9 +59,11 @@ class Ended:
 
 
 class Conversation:
-    """One open session: its turns, an interrupt, its end."""
+    """One open session: its turns, an interrupt, its end. ``owner`` None: a conversation
+    no runtime counts among its running turns — a sub-agent's (``delegate_task``), whose
+    parent's turn is the one counted and interrupted."""
 
-    def __init__(self, owner: Conversations, agent: Agent):
+    def __init__(self, owner: Conversations | None, agent: Agent):
         self._owner = owner
         self.agent = agent
         self._ended = False
@@ -74,7 +77,8 @@ class Conversation:
         seconds, with the transcript kept valid."""
         timer = threading.Timer(deadline, self.agent.interrupt) if deadline else None
         self.agent.interrupted.clear()  # then counted: an interrupt from here on is seen
-        with self._owner.running_turn(self):
+        counted = self._owner.running_turn(self) if self._owner else contextlib.nullcontext()
+        with counted:
             if timer is not None:
                 timer.daemon = True
                 timer.start()

@@ -1,4 +1,5 @@
-"""A child that is a session of this runtime: one turn of an agent the factory builds."""
+"""A child that is a session of this runtime: one turn of an agent the factory builds,
+run as a ``Conversation`` of its own (the parent's turn is the one counted)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hermes.agent.conversations import Conversation
 from hermes.delegation.batch import Child
 from hermes.delegation.report import ChildReport, ended
 from hermes.delegation.tasks import ChildTask
@@ -21,25 +23,25 @@ class LocalChild(Child):
     def __init__(self, task: ChildTask, open_agent: Callable[[], Agent]):
         super().__init__(task)
         self._open_agent = open_agent
-        self._agent: Agent | None = None
+        self._conversation: Conversation | None = None
         self._lock = threading.Lock()
 
     def run(self) -> ChildReport:
         started = time.monotonic()
-        agent = self._open_agent()
+        conversation = Conversation(None, self._open_agent())
         with self._lock:
-            self._agent = agent
+            self._conversation = conversation
         try:
-            result = agent.run_turn(self.task.goal)
-        finally:
-            agent.close()
+            result = conversation.run(self.task.goal)
+        finally:  # kept even unanswered: the parent's report names the session
+            conversation.end(keep=True)
         status, error = ended(result.exit_reason, result.text, result.error, self.timed_out)
         return ChildReport(self.task, status, summary=result.text, error=error,
-                           session_id=agent.session_id, iterations=result.iterations,
+                           session_id=conversation.session_id, iterations=result.iterations,
                            usage=result.usage, seconds=time.monotonic() - started)
 
     def interrupt(self) -> None:
         with self._lock:
-            agent = self._agent
-        if agent is not None:
-            agent.interrupt()
+            conversation = self._conversation
+        if conversation is not None:
+            conversation.interrupt()
