@@ -197,6 +197,18 @@ class HookBus:
         if not callbacks:
             return None
 
+        if len(names) == 1 and all(callback.inline for callback in callbacks):
+            name = names[0]
+
+            def fire_inline(value: Any) -> None:  # a streamed token: no dict, no thread
+                for callback in callbacks:
+                    try:
+                        callback.function(**{name: value})
+                    except Exception as exc:  # the same rule as _run's
+                        self._log(callback, failed(callback.label(), exc), exc)
+
+            return fire_inline
+
         def fire(*values: Any) -> None:
             kwargs = dict(zip(names, values, strict=True))
             for callback in callbacks:
