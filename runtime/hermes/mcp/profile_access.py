@@ -89,8 +89,7 @@ class ProfileAccess:
                        for running in self._running.values())
             if not busy:
                 self._running[request] = conversation
-        if busy:
-            conversation.end(keep=True)
+        if busy:  # not ended: that would end the session for the turn that runs in it
             raise SessionError(f"session {conversation.session_id} is answering another "
                                "message; ask again when it is done")
 
