@@ -107,7 +107,7 @@ def test_a_failing_ui_observer_is_logged_once_and_skipped(root: Path, environ, l
     how = Interaction(stream=True, events=AgentEvents(
         stream=StreamCallbacks(on_text=broken), on_tool_start=broken, on_tool_end=broken))
     with make_runtime(root, environ, llm.openai_base_url) as runtime, \
-            caplog.at_level(logging.DEBUG, logger="hermes.agent.events"):
+            caplog.at_level(logging.DEBUG, logger="hermes.events"):
         agent = runtime.container.agent_factory().new_session(how)
         result = agent.run_turn("go")
     assert (result.exit_reason, result.text) == ("completed", "answered in spite of the UI")

@@ -34,9 +34,7 @@ LAYERS: dict[str, int] = {
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
     "hermes.models.types": FOUNDATION,
-    # the event table and bus: plain data and callbacks; config validates hook names
-    # with it, memory and learning subscribe to it
-    "hermes.agent.events": FOUNDATION,
+    "hermes.events": FOUNDATION,
     "hermes.config": FOUNDATION,
     "hermes.sessions": FOUNDATION,
     "hermes.daemon.wire": FOUNDATION,

@@ -3,10 +3,9 @@ conversation path every front door uses (``conversations``) and the factory that
 an agent per session from the container's services (``factory``).
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
-``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), ``tools``, ``environments``, ``memory``, ``skills``
-and ``models``. ``events`` (the event table and bus) is a foundation leaf: it imports
-nothing of ``hermes``. Delegation and the learning review build on the agent, so the
-factory receives them by injection (``AgentDeps.delegate``, ``AgentDeps.learning``) and
-never imports them.
+``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``, ``events``,
+``models.types``), ``tools``, ``environments``, ``memory``, ``skills`` and ``models``;
+the loop fires its events on the bus of ``hermes.events``. Delegation and the learning
+review build on the agent, so the factory receives them by injection
+(``AgentDeps.delegate``, ``AgentDeps.learning``) and never imports them.
 """

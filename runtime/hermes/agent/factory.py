@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hermes.agent.approval_judge import ModelJudge
 from hermes.agent.compress import Compressor
 from hermes.agent.context_files import working_directory
-from hermes.agent.events import HookBus
 from hermes.agent.loop import Agent, AgentEvents
 from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
@@ -19,6 +18,7 @@ from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import AgentConfig, ApprovalsConfig
 from hermes.environments.base import Environment
 from hermes.environments.files import Files
+from hermes.events import HookBus
 from hermes.home import Home
 from hermes.memory.base import MemoryProvider
 from hermes.models.base import ModelClient

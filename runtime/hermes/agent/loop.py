@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from hermes.agent.compress import Compressor, continue_in_child
 from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
-from hermes.agent.events import HookBus
 from hermes.agent.repair import repair_messages
+from hermes.events import HookBus
 from hermes.models.base import ModelClient
 from hermes.models.errors import CallCancelledError, ContextOverflowError, ModelCallError
 from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage

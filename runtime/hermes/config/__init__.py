@@ -6,8 +6,8 @@ that commands such as ``hermes profile list`` stay fast.
 
 Layer 0, the foundation: imports no service package and nothing above, only
 ``errors``, ``fsutil``, ``home``, ``credentials``, ``chats`` (delivery targets),
-``sessions`` (durations) and the event table ``agent.events`` (hook names; a leaf that
-imports nothing of ``hermes``). What a validator needs lives here (``tool_catalog``,
+``sessions`` (durations) and ``events`` (hook names; a leaf that imports nothing of
+``hermes``). What a validator needs lives here (``tool_catalog``,
 ``zones``, ``webhook_template``) or in such a leaf; ``tests/test_import_direction.py``
 keeps it so.
 """

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-from hermes.agent.events import EVENTS, TOOL_EVENTS
 from hermes.config.sections import NonBlank, Regex, Section
 from hermes.errors import did_you_mean, one_of
+from hermes.events import EVENTS, TOOL_EVENTS
 
 PLUGIN_CHOICE = re.compile(r"plugin:[a-z0-9][a-z0-9_-]{0,31}")
 """How config names what a plugin provides: ``plugin:NAME``."""

@@ -9,7 +9,7 @@
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), ``agent``, ``tools``, ``memory``, ``skills``. The
+``events``, ``models.types``), ``agent``, ``tools``, ``memory``, ``skills``. The
 gateway's side of cron (ticks, delivery through a platform) is ``gateway.cron_ticker``
 and ``gateway.cron_send``.
 """

@@ -11,7 +11,7 @@ back to the parent (``report``).
 
 Layer 1, a service above ``agent``: imports the foundation (``errors``, ``fsutil``,
 ``home``, ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), ``agent``, ``tools``, ``models``. The agent factory
+``events``, ``models.types``), ``agent``, ``tools``, ``models``. The agent factory
 gets ``run.Delegation`` from the container (``AgentDeps.delegate``) and never imports
 this package.
 """

@@ -5,7 +5,7 @@ timeouts.
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``) and the services whose settings it checks; never a
+``events``, ``models.types``) and the services whose settings it checks; never a
 front door.
 """
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from hermes.agent.commands import Bound, bind, help_rows, parse, route
 from hermes.agent.conversations import Conversation
-from hermes.agent.events import HookFailed
 from hermes.agent.factory import Interaction
+from hermes.events import HookFailed
 from hermes.fsutil import atomic_write
 from hermes.gateway.base import MessageEvent, MessageSource
 from hermes.gateway.messaging.approvals import ChatApprovals

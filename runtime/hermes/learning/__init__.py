@@ -11,7 +11,7 @@ tidy: stale marks and archiving of long-unused skills.
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), and the services it runs reviews with (``agent``,
+``events``, ``models.types``), and the services it runs reviews with (``agent``,
 ``tools``, ``skills``, ``environments``, ``models``); the agent factory gets it by
 injection and sees only its ``watch``.
 """

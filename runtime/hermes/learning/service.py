@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from hermes.agent.dispatch import CallOutcome
-from hermes.agent.events import HookBus
 from hermes.agent.loop import Agent, TurnResult
 from hermes.config.learning_schema import LearningConfig
 from hermes.environments.base import Environment
+from hermes.events import HookBus
 from hermes.home import Home
 from hermes.learning.locks import ReviewLocks
 from hermes.learning.log import LOG_FILE, LearningLog

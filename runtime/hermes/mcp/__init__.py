@@ -11,7 +11,7 @@ that talk MCP import the SDK, and only when a server is configured or served.
 
 The client side is layer 1, a service: imports the foundation (``errors``, ``fsutil``,
 ``home``, ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), ``tools`` and ``daemon.wire`` (the warm server's
+``events``, ``models.types``), ``tools`` and ``daemon.wire`` (the warm server's
 pid file), never the daemon or the gateway. The serve side (``serve``, ``serve_run``,
 ``profile_access``) is a front door and may import the container and any service.
 """

@@ -11,6 +11,6 @@
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``) and ``tools`` (its tools are tool specs); subscribes
-to the event bus (``agent.events``), never the agent loop.
+``events``, ``models.types``) and ``tools`` (its tools are tool specs); subscribes
+to the event bus (``events``), never the agent loop.
 """

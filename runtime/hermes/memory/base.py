@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hermes.tools.base import ToolSpec
 
 if TYPE_CHECKING:
-    from hermes.agent.events import HookBus
+    from hermes.events import HookBus
 
 
 class MemoryProvider:

@@ -1,6 +1,6 @@
 """Running several external memory providers together, none able to stall a turn.
 
-The isolation is the event bus's (``hermes.agent.events``): prefetches run at once,
+The isolation is the event bus's (``hermes.events``): prefetches run at once,
 one daemon thread per provider, under one deadline (``prefetch_timeout`` seconds after
 they start; ``gather``). A provider that raises or misses the deadline is skipped for
 the turn with a logged warning; one still running from an earlier turn is skipped
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from hermes.agent.events import (
+from hermes.events import (
     Busy,
     CallStillRunning,
     CallTimedOut,

@@ -3,6 +3,6 @@ caching and cost; ``warm`` loads ahead what a first call would load.
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``) only. ``types`` holds plain values (``Usage``, ...)
+``events``, ``models.types``) only. ``types`` holds plain values (``Usage``, ...)
 and is a foundation leaf the session store imports too.
 """

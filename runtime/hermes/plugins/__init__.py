@@ -3,7 +3,7 @@ event bus, slash commands, CLI commands and provider factories.
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``) and the services plugins extend (``tools``,
+``events``, ``models.types``) and the services plugins extend (``tools``,
 ``skills``, ``models``, ``agent``); never the CLI or the gateway (the command names it
 checks come from ``cli_names`` and the slash-command table in ``agent``).
 """

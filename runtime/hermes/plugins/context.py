@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes.agent.events import Callback
+from hermes.events import Callback
 from hermes.plugins.registrations import CliCommand, PluginRecord, SlashCommand
 from hermes.tools.base import ToolSpec, always_available
 
@@ -96,9 +96,9 @@ class PluginContext:
 
     def register_hook(self, event: str, callback: Callable[..., Any],
                       timeout: float | None = None) -> None:
-        """Subscribe ``callback(**kwargs)`` to ``event`` (``hermes.agent.events.EVENTS``)."""
-        from hermes.agent.events import EVENTS
+        """Subscribe ``callback(**kwargs)`` to ``event`` (``hermes.events.EVENTS``)."""
         from hermes.errors import did_you_mean
+        from hermes.events import EVENTS
 
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r}{did_you_mean(event, EVENTS)}; "

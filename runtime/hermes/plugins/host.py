@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes.agent.events import HookBus
+from hermes.events import HookBus
 from hermes.home import Home
 from hermes.plugins.discovery import (
     BUNDLED_DIR,

@@ -29,8 +29,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from hermes.agent.events import EVENTS
 from hermes.errors import ConfigError, ManifestError, did_you_mean, one_of
+from hermes.events import EVENTS
 
 MANIFEST_FILES = ("plugin.yaml", "plugin.yml")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")

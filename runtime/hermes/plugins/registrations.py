@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes.agent.events import Callback, HookBus
+from hermes.events import Callback, HookBus
 from hermes.tools.base import ToolSpec
 from hermes.tools.toolsets import ToolsetSpec
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes.agent.events import TOOL_EVENTS, Callback, HookBus
+from hermes.events import TOOL_EVENTS, Callback, HookBus
 from hermes.fsutil import atomic_write, private_dir
 from hermes.home import Home
 

@@ -7,5 +7,5 @@ validated, scanned, recorded writes. ``tools`` gives the model ``skills_list``,
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), ``tools`` and ``memory`` (the threat scan).
+``events``, ``models.types``), ``tools`` and ``memory`` (the threat scan).
 """

@@ -18,6 +18,6 @@ secrets are hidden by ``hermes.redact``); one module per toolset: ``file`` +
 
 Layer 1, a service: imports the foundation (``errors``, ``fsutil``, ``home``,
 ``credentials``, ``redact``, ``logs``, ``chats``, ``config``, ``sessions``,
-``agent.events``, ``models.types``), ``environments`` and ``sessions``; never ``agent``,
+``events``, ``models.types``), ``environments`` and ``sessions``; never ``agent``,
 the container or a front door.
 """

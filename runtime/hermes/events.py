@@ -17,6 +17,9 @@ piles up threads. On a *blocking* event (``pre_tool_call``, ``pre_gateway_dispat
 a failing callback fails closed instead: the tool call is refused, the message is not
 dispatched (and the next call asks it again). One bus per runtime; two runtimes in one
 process never see each other's callbacks.
+
+A leaf of the foundation (imports nothing of ``hermes``): the config validates hook
+names against ``EVENTS``, the agent fires, memory, learning, plugins and the UI subscribe.
 """
 
 from __future__ import annotations
