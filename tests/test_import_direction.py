@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "hermes.cli_names": FOUNDATION,
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
+    "hermes.importing": FOUNDATION,
     "hermes.models.types": FOUNDATION,
     "hermes.events": FOUNDATION,
     "hermes.config": FOUNDATION,

@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from operator import attrgetter
 from typing import Any
 
-from dependency_injector import containers, providers
+from hermes.importing import hidden_during_import
+
+# dependency_injector loads FastAPI and Starlette (for ``@inject`` with their ``Depends``)
+# and pydantic-settings (``Configuration.from_pydantic``) when they are installed; nothing
+# here is wired or configured from pydantic: ~0.3 s and ~15 MiB in every process that
+# opens a runtime, a one-shot included.
+with hidden_during_import(("fastapi", "starlette", "fast_depends", "werkzeug",
+                           "pydantic_settings")):
+    from dependency_injector import containers, providers
 
 from hermes.agent.compress import summariser_client
 from hermes.agent.conversations import Conversations

@@ -44,9 +44,12 @@ REVIEW_STOP_WAIT = 5.0
 
 
 def _warm_model_layer() -> None:
+    """litellm, imported once the gateway serves (~3 s: not on the way to ``/health``);
+    a request that comes first waits for what is left of the import."""
     from hermes.models.litellm_client import import_litellm
 
-    import_litellm()
+    with contextlib.suppress(Exception):  # the first model call reports it properly
+        import_litellm()
 
 
 def _finish_reviews(runtime: Any, seconds: float) -> None:
@@ -129,7 +132,6 @@ class Gateway:
     async def _serve(self, announce: Callable[[Gateway], None]) -> None:
         for home in self.homes:
             self.profiles.append(await asyncio.to_thread(self._build, home))
-        await asyncio.to_thread(_warm_model_layer)  # the first request must not pay for it
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._on_signal)
@@ -142,7 +144,9 @@ class Gateway:
                     for n, s in p.failed.items()))
             self.listeners.ready = True
             announce(self)
+            warming = asyncio.create_task(asyncio.to_thread(_warm_model_layer))
             await self._until_stopped()
+            await warming
         finally:
             await self._shutdown()  # a second signal during it stops at once
             for signum in (signal.SIGTERM, signal.SIGINT):

@@ -7,7 +7,6 @@ map so that importing it never fetches anything from the network.
 from __future__ import annotations
 
 import gc
-import importlib.abc
 import os
 import random
 import sys
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes.config.schema import FallbackConfig, ProviderConfig
+from hermes.importing import hidden_during_import
 from hermes.models import responses_api
 from hermes.models.base import ModelClient
 from hermes.models.caching import with_cache_breakpoints
@@ -43,15 +43,6 @@ from hermes.models.types import ModelReply, StreamCallbacks, ToolCall, Usage
 _NOT_FOR_LITELLM = ("cryptography", "bcrypt", "httpx._main")
 
 
-class _HideDuringImport(importlib.abc.MetaPathFinder):
-    def __init__(self, names: tuple[str, ...]):
-        self.names = names
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name in self.names or name.partition(".")[0] in self.names:
-            raise ModuleNotFoundError(f"{name} is not loaded for litellm", name=name)
-
-
 def import_litellm() -> Any:
     """Import litellm without network access at import time."""
     # litellm reads this flag once, at import, to use its bundled cost map
@@ -62,12 +53,10 @@ def import_litellm() -> Any:
         # import and scanning them again on every later collection cost ~1 s per run.
         enabled = gc.isenabled()
         gc.disable()
-        hide = _HideDuringImport(tuple(n for n in _NOT_FOR_LITELLM if n not in sys.modules))
-        sys.meta_path.insert(0, hide)
         try:
-            import litellm  # noqa: F401
+            with hidden_during_import(_NOT_FOR_LITELLM):
+                import litellm  # noqa: F401
         finally:
-            sys.meta_path.remove(hide)
             gc.freeze()
             if enabled:
                 gc.enable()
