@@ -14,6 +14,7 @@ def test_a_served_profiles_config_error_hints_at_that_profile(
     for name in ("a", "b"):
         ok(hermes("profile", "create", name))
         ok(hermes("-p", name, "config", "set", "platforms", "api_server"))
+        ok(hermes("-p", name, "config", "set", "OPENAI_API_KEY", "sk-test-0123456789abcdef"))
     with (root / "profiles" / "b" / "config.yaml").open("a") as config:
         config.write('provider:\n  model: ""\n')
     for ran_with in ([], ["-p", "a"]):
