@@ -147,6 +147,10 @@ def test_a_failing_memory_provider_and_plugin_observers_are_skipped_in_a_one_sho
                              "memory.providers=[plugin:broken]")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "still answered" and "Traceback" not in done.stderr
+    assert "memory provider broken: prefetch failed (RuntimeError: recall is down); " \
+        "skipped\n" in done.stderr
+    assert "memory provider broken: sync failed (RuntimeError: sync is down); skipped\n" \
+        in done.stderr
     log = (root / "logs" / "plugins.log").read_text()
     assert "hook grumpy (on_session_start) failed: ZeroDivisionError" in log
     assert "hook grumpy (post_llm_call) took more than 0.5 s" in log
