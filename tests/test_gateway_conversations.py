@@ -123,6 +123,13 @@ def test_a_session_the_model_never_answered_is_discarded(
         platform_detail(gw, "telegram")
         failed = ask(gw.port, "anyone there?", session="client-chosen-id")
         assert failed.status_code == 502, failed.text
+        streamed = httpx.post(f"http://127.0.0.1:{gw.port}/v1/chat/completions",
+                              headers={"authorization": f"Bearer {KEY}",
+                                       "x-hermes-session-id": "streamed-id"},
+                              json={"model": "default", "stream": True,
+                                    "messages": [{"role": "user", "content": "still?"}]},
+                              timeout=60)
+        assert "upstream_error" in streamed.text, streamed.text
         before = len(bot.texts(ADA))
         bot.push("hello?", user_id=ADA)
         [said] = wait_until(lambda: bot.texts(ADA)[before:], timeout=60, what="the error reply")
@@ -172,3 +179,18 @@ def test_a_profile_without_its_provider_key_is_refused_before_anything_starts(
         assert probe.connect_ex(("127.0.0.1", port)) != 0  # nothing listening
     assert "no sessions yet" in ok(hermes("sessions", "list"))
 
+
+
+def test_a_served_profile_without_its_key_is_named(hermes: Any, hermes_subprocess: Any,
+                                                   root: Path) -> None:
+    for name in ("a", "b"):
+        ok(hermes("profile", "create", name))
+        ok(hermes("-p", name, "config", "set", "platforms", "api_server"))
+    ok(hermes("-p", "a", "config", "set", "OPENAI_API_KEY", "sk-test-0123456789abcdef"))
+    proc = hermes_subprocess("-p", "a", "gateway", "run", "--profiles", "a,b")
+    assert proc.returncode == 2, proc.stderr
+    error = proc.stderr.strip()
+    assert error.startswith("error: profile b: no API key for provider openai") and \
+        "\n" not in error, error
+    assert "`hermes -p b config set OPENAI_API_KEY YOUR_KEY`" in error, error
+    assert not (root / "profiles" / "b" / "state.db").exists()
