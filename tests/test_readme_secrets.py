@@ -107,7 +107,8 @@ def test_the_command_the_gateway_recommends_works(environ: dict[str, str], root:
                                                   tmp_path: Path) -> None:
     exposed = ["platforms=api_server", "platforms.enabled.api_server.settings.host=0.0.0.0"]
     root.mkdir(parents=True, exist_ok=True)
-    (root / ".env").write_text("API_SERVER_KEY=short\n")  # a missing key would be created
+    (root / ".env").write_text("API_SERVER_KEY=short\n"  # a missing key would be created
+                               "OPENAI_API_KEY=sk-test-0123456789abcdef\n")  # else refused first
     refused = subprocess.run([sys.executable, "-m", "hermes", "gateway", "run", *exposed],
                              env=environ, capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2, refused.stderr
