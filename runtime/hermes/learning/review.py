@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes.agent.conversations import Conversation
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.loop import Agent, AgentEvents
 from hermes.environments.base import Environment
@@ -126,6 +127,10 @@ class ReviewRun:
         self.changes: list[Change] = []
         self.stopped = threading.Event()
         self.agent = self._agent()
+        self.conversation = Conversation(None, self.agent)
+        """The review's own conversation on the one path (``hermes.agent.conversations``),
+        with its settings: its session is the reviewed one's snapshot, kept nowhere, and
+        counted in no runtime's running turns (the review runs beside them)."""
 
     def _agent(self) -> Agent:
         r, request = self.reviewer, self.request
@@ -140,7 +145,7 @@ class ReviewRun:
     def stop(self) -> None:
         """Interrupt the review; what it saved so far stays."""
         self.stopped.set()
-        self.agent.interrupt()
+        self.conversation.interrupt()
 
     def run(self) -> ReviewOutcome:
         started = time.monotonic()
@@ -153,7 +158,7 @@ class ReviewRun:
                 if self.stopped.is_set():  # a turn would clear the interrupt: check first
                     interrupted = True
                     break
-                result = self.agent.run_turn(PROMPTS[name])
+                result = self.conversation.run(PROMPTS[name])
                 iterations += result.iterations
                 error = error or result.error
                 if result.exit_reason == "interrupted":
