@@ -10,7 +10,8 @@ import pytest
 
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply
-from hermes.agent.factory import AgentFactory, Interaction
+from hermes.agent.conversations import Conversation, Conversations
+from hermes.agent.factory import Interaction
 from hermes.agent.loop import GRACE_NOTE, Agent
 from hermes.agent.summary import summary_text
 from hermes.agent.transcript import last_turn_start
@@ -38,31 +39,32 @@ def runtime(root: Path, environ, llm: FakeLLM) -> Iterator[object]:
         yield rt
 
 
-def parts(runtime) -> tuple[AgentFactory, SessionStore, Agent]:
-    factory: AgentFactory = runtime.container.agent_factory()
-    return factory, runtime.container.sessions(), factory.new_session(HOW)
+def parts(runtime) -> tuple[Conversations, SessionStore, Agent]:
+    conversations: Conversations = runtime.container.conversations()
+    return conversations, runtime.container.sessions(), conversations.open(HOW).agent
 
 
-def command(text: str, agent: Agent, factory: AgentFactory, capsys
+def command(text: str, agent: Agent, conversations: Conversations, capsys
             ) -> tuple[Agent, str | None, str]:
-    agent, resend = run_command(text, agent, factory, HOW)
-    return agent, resend, capsys.readouterr().out
+    conversation, resend = run_command(text, Conversation(conversations, agent),
+                                       conversations, HOW)
+    return conversation.agent, resend, capsys.readouterr().out
 
 
 def test_undo_edits_the_session_in_place_and_keeps_the_usage(runtime, llm: FakeLLM,
                                                             capsys) -> None:
-    factory, store, agent = parts(runtime)
+    conversations, store, agent = parts(runtime)
     llm.push(Reply(text="one"), Reply(text="two"))
     agent.run_turn("first")
     agent.run_turn("second")
     session_id = agent.session_id
-    agent, resend, out = command("/undo", agent, factory, capsys)
+    agent, resend, out = command("/undo", agent, conversations, capsys)
     assert resend is None and "undone the last exchange" in out
     assert agent.session_id == session_id
     assert [m["content"] for m in store.messages(session_id)] == ["first", "one"]
     assert [m["content"] for m in agent.messages[1:]] == ["first", "one"]
     assert [s.id for s in store.list_sessions()] == [session_id]  # no fork
-    assert "tokens: 20 in, 10 out" in command("/usage", agent, factory, capsys)[2]
+    assert "tokens: 20 in, 10 out" in command("/usage", agent, conversations, capsys)[2]
     llm.push(Reply(text="three"))
     agent.run_turn("third")
     assert [m["content"] for m in llm.requests[-1].body["messages"][1:]] == [
@@ -73,10 +75,10 @@ def test_retry_sends_the_typed_words_again_in_the_same_session(runtime, llm: Fak
                                                               capsys) -> None:
     runtime.container.hooks().subscribe(
         "pre_llm_call", lambda user_message, **_: "[recalled: likes tea]", "test")
-    factory, store, agent = parts(runtime)
+    conversations, store, agent = parts(runtime)
     llm.push(Reply(text="meh"), Reply(text="better"))
     agent.run_turn("a question")
-    agent, resend, out = command("/retry", agent, factory, capsys)
+    agent, resend, out = command("/retry", agent, conversations, capsys)
     assert resend == "a question" and "retrying: a question" in out
     assert store.messages(agent.session_id) == []
     agent.run_turn(resend)
@@ -84,15 +86,15 @@ def test_retry_sends_the_typed_words_again_in_the_same_session(runtime, llm: Fak
     assert [m["content"] for m in sent[1:]] == ["a question\n\n[recalled: likes tea]"]
     assert [m["content"] for m in store.messages(agent.session_id)] == [
         "a question\n\n[recalled: likes tea]", "better"]
-    assert "tokens: 20 in, 10 out" in command("/usage", agent, factory, capsys)[2]
+    assert "tokens: 20 in, 10 out" in command("/usage", agent, conversations, capsys)[2]
     assert len(store.list_sessions()) == 1
 
 
 def test_nothing_to_undo_or_retry_is_said_plainly(runtime, llm: FakeLLM, capsys) -> None:
-    factory, store, agent = parts(runtime)
-    agent, resend, out = command("/retry", agent, factory, capsys)
+    conversations, store, agent = parts(runtime)
+    agent, resend, out = command("/retry", agent, conversations, capsys)
     assert resend is None and out == "nothing to retry: send a message first\n"
-    agent, resend, out = command("/undo", agent, factory, capsys)
+    agent, resend, out = command("/undo", agent, conversations, capsys)
     assert resend is None and out == "nothing to undo: this session has no exchange yet\n"
     assert llm.requests == [] and len(store.list_sessions()) == 1
 
