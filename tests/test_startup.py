@@ -70,3 +70,31 @@ def test_opening_a_runtime_leaves_out_the_web_framework(environ: dict[str, str])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[0] == "[]"
     assert proc.stdout.splitlines()[1].startswith("fastapi ")
+
+
+COMPOSE = """
+import os, sys
+from hermes.config import compose_config
+from hermes.home import resolve_home
+composed = compose_config(resolve_home(None, os.environ), os.environ)
+print(composed.config.provider.api_key, composed.display["provider"]["api_key"],
+      "omegaconf" in sys.modules)
+"""
+
+
+def test_a_cached_config_with_only_secrets_to_resolve_needs_no_omegaconf(
+        root: Path, environ: dict[str, str]) -> None:
+    """Resolving ``${secret:NAME}`` values (the packaged defaults' only interpolations)
+    no longer imports and runs OmegaConf: ~0.1 s of every one-shot and of every command
+    of the warm server; the values are OmegaConf's."""
+    configure(root, "http://127.0.0.1:9/v1")
+    env = environ | {"HERMES_HOME": str(root)}
+    first = subprocess.run([sys.executable, "-c", COMPOSE], env=env, text=True,
+                           capture_output=True, timeout=120)  # Hydra composes, fills the cache
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run([sys.executable, "-c", COMPOSE], env=env, text=True,
+                           capture_output=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert first.stdout.split()[:2] == again.stdout.split()[:2] == [
+        "sk-fake-test-key-1234", "<redacted>"]
+    assert again.stdout.split()[2] == "False"
