@@ -1,5 +1,7 @@
 """The warm per-profile server behind `hermes -z` and `hermes chat`: started on first use,
-served warm, thin client, Ctrl-C relayed, peer credentials, staleness, idle exit, races."""
+served warm, thin client, Ctrl-C relayed, peer credentials, staleness, idle exit, races;
+what it keeps warm across commands (litellm's first-call set-up) and that a changed
+config.yaml, .env or a new skill still reaches the next command."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import write_fake_provider
 from fakellm import FakeLLM, RecordedRequest, Reply
@@ -313,3 +316,60 @@ def test_a_client_in_another_mount_namespace_runs_in_process(daemon_env, root: P
             assert proc.returncode == 0, proc.stderr
             assert "seen from the client" in proc.stdout, (cwd, proc.stdout)
     assert served(root) == before and server_pid(root) is not None
+
+
+# -- kept warm across commands (issue 26), and changes still seen ------------
+
+WARMED_CALL = """
+import json, os, sys, threading
+from hermes.daemon.server import warm_up
+from hermes.config import compose_config
+from hermes.home import resolve_home
+from hermes.models.litellm_client import LiteLLMClient
+
+home = resolve_home(None, os.environ)
+warm_up(home, dict(os.environ))
+threads = threading.active_count()
+provider = compose_config(home, dict(os.environ)).config.provider
+before = set(sys.modules)
+tools = [{"type": "function", "function": {"name": "read_file", "description": "r",
+          "parameters": {"type": "object", "properties": {}}}}]
+reply = LiteLLMClient(provider).complete([{"role": "user", "content": "ping"}], tools,
+                                         stream=True)
+print(json.dumps({"threads": threads, "reply": reply.content,
+                  "imported": sorted(set(sys.modules) - before)}))
+"""
+
+
+def test_a_warmed_server_makes_its_first_model_call_without_importing(
+        environ: dict[str, str], root: Path, llm: FakeLLM) -> None:
+    run = subprocess.run([sys.executable, "-c", WARMED_CALL], env=environ, text=True,
+                         capture_output=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["threads"] == 1  # the server still forks from a single thread
+    assert seen["reply"] == "pong"
+    assert seen["imported"] == []  # litellm's first-call modules came with the warm-up
+    assert [r.model for r in llm.requests] == ["gpt-4o"]  # the warm-up called no one
+
+
+def test_changes_between_two_warm_one_shots_are_seen_by_the_second(
+        daemon_env: dict[str, str], root: Path, llm: FakeLLM) -> None:
+    first = hermes(daemon_env, "-z", "ping")
+    assert (first.returncode, first.stdout) == (0, "pong\n"), first.stderr
+    assert (root / "run" / "daemon.pid").exists()  # the second goes through the server
+    config = yaml.safe_load((root / "config.yaml").read_text())
+    config["provider"]["model"] = "changed-model"
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (root / ".env").write_text("CUSTOM_API_KEY=sk-changed-key-5678\n")
+    skill = root / "skills" / "brand-new-skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: brand-new-skill\ndescription: \"Files the "
+                                    "quarterly widget report.\"\n---\n\nSteps...\n")
+    second = hermes(daemon_env, "-z", "ping")
+    assert (second.returncode, second.stdout) == (0, "pong\n"), second.stderr
+    request = llm.requests[-1]
+    assert request.model == "changed-model"
+    assert request.headers.get("authorization") == "Bearer sk-changed-key-5678"
+    assert "brand-new-skill" in json.dumps(request.body["messages"][0])
+    assert json.loads((root / "run" / "daemon.json").read_text())["served"] == 2

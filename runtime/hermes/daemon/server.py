@@ -228,13 +228,25 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
     import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
 
     warm_openai_path()
-    timeout = float(compose_config(home, environ).config.runtime.idle_timeout)
+    config = compose_config(home, environ).config
+    _rehearse(config.provider)
+    timeout = float(config.runtime.idle_timeout)
     assert threading.active_count() == 1, "the server must fork from a single thread"
     # Children would otherwise walk (and so copy) every warm object on their first
     # collection: keep them out of the collector's sight.
     gc.collect()
     gc.freeze()
     return timeout
+
+
+def _rehearse(provider: Any) -> None:
+    """litellm's first-call set-up, done here once instead of in every command."""
+    from hermes.models.first_call import rehearse_first_call
+
+    try:
+        rehearse_first_call(provider)
+    except Exception as exc:  # noqa: BLE001 - a warm-up never stops the server
+        sys.stderr.write(f"hermes server: the model call warm-up failed: {exc}\n")
 
 
 def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:
