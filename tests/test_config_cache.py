@@ -40,6 +40,18 @@ def test_warm_start_skips_hydra_and_gives_the_same_config(root: Path, environ) -
     assert [p.stat().st_mode & 0o777 for p in (root / ".cache" / "config").iterdir()] == [0o600]
 
 
+def test_a_hit_writes_nothing(root: Path, environ) -> None:
+    """A warm start reads its entry and leaves it as it was (issue 26: the warm server's
+    every command rewrote it)."""
+    root.mkdir(parents=True)
+    (root / "config.yaml").write_text("agent:\n  max_iterations: 7\n")
+    show(environ)
+    [entry] = (root / ".cache" / "config").iterdir()
+    written = entry.stat().st_mtime_ns, entry.stat().st_ino
+    assert show(environ)[1] is False  # a hit
+    assert (entry.stat().st_mtime_ns, entry.stat().st_ino) == written
+
+
 def test_any_changed_input_misses(root: Path, environ, tmp_path: Path) -> None:
     home = home_from_path(root)
     root.mkdir(parents=True)

@@ -68,6 +68,7 @@ def compose_config(
                                    lambda: available_options(layers, "toolsets"))
     cache = ComposeCache(home, environ) if profile_text is None else None
     raw, sources, key = _from_cache(cache, layers, requested)
+    hit = raw is not None
     if raw is None and hydra_in_child:
         from hermes.config.isolated import call_in_child
 
@@ -82,7 +83,7 @@ def compose_config(
         config = HermesConfig.model_validate(resolved)
     except ValidationError as exc:
         raise _validation_error(exc, sources) from exc
-    if cache is not None and key is not None and not _literal_secrets(requested):
+    if cache is not None and key is not None and not hit and not _literal_secrets(requested):
         cache.put(key, raw)
     # Literal secrets written into a file (``api_key: sk-...``) are redacted too.
     return ComposedConfig(home, config, redact_tree(raw), redact_tree(display), sources)
