@@ -273,7 +273,8 @@ def test_docker_exec_hermes_writes_as_the_service_user(image: str, names: list[s
     """`docker exec C hermes config set ...` (root by default) writes files the gateway
     can read after a restart; a root-owned file is given back at the next start."""
     volume, name = unique("vol", names), unique("gw", names)
-    start_gateway(image, name, volume)
+    # the provider's key as the README passes it (a gateway without one is refused)
+    start_gateway(image, name, volume, options=("-e", "OPENAI_API_KEY=sk-image-0123456789"))
     docker("exec", name, "hermes", "config", "set", "TEST_API_KEY", "sk-exec-0123456789")
     assert owner(name, "/home/hermes/.hermes/.env") == "10000:10000 600"
     # past the wrapper, as root: the entrypoint repairs it when the gateway restarts
