@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from conftest import write_fake_provider
-from fakellm import FakeLLM, RecordedRequest, Reply
+from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 
 
 @pytest.fixture
@@ -373,3 +373,29 @@ def test_changes_between_two_warm_one_shots_are_seen_by_the_second(
     assert request.headers.get("authorization") == "Bearer sk-changed-key-5678"
     assert "brand-new-skill" in json.dumps(request.body["messages"][0])
     assert json.loads((root / "run" / "daemon.json").read_text())["served"] == 2
+
+
+def test_warm_commands_reuse_the_servers_sandbox_probe(daemon_env, root: Path,
+                                                       tmp_path: Path) -> None:
+    real = shutil.which("bwrap")
+    if real is None:
+        pytest.skip("needs bubblewrap")
+    shims, log = tmp_path / "bin", tmp_path / "bwrap.log"
+    shims.mkdir()
+    (shims / "bwrap").write_text(f"#!/bin/sh\necho run >> {log}\nexec {real} \"$@\"\n")
+    (shims / "bwrap").chmod(0o755)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the token\n")
+
+    def respond(request: RecordedRequest) -> Reply:
+        if not request.tool_results:
+            return Reply(tool_calls=[ToolCall("read_file", {"path": str(notes)})])
+        return Reply(text="read")
+
+    env = daemon_env | {"PATH": f"{shims}:{daemon_env['PATH']}"}
+    with FakeLLM(fallback=respond, strict=False) as fake:
+        write_fake_provider(root, fake.openai_base_url)
+        for _ in range(3):
+            done = hermes(env, "-z", "read the notes", cwd=tmp_path)
+            assert (done.returncode, done.stdout) == (0, "read\n"), done.stderr
+    assert log.read_text().split() == ["run"]  # the server's one probe, before any fork

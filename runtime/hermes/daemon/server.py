@@ -230,6 +230,7 @@ def warm_up(home: Home, environ: dict[str, str]) -> float:
     warm_openai_path()
     config = compose_config(home, environ).config
     _rehearse(config.provider)
+    _probe_sandbox(config, environ)
     timeout = float(config.runtime.idle_timeout)
     assert threading.active_count() == 1, "the server must fork from a single thread"
     # Children would otherwise walk (and so copy) every warm object on their first
@@ -247,6 +248,16 @@ def _rehearse(provider: Any) -> None:
         rehearse_first_call(provider)
     except Exception as exc:  # noqa: BLE001 - a warm-up never stops the server
         sys.stderr.write(f"hermes server: the model call warm-up failed: {exc}\n")
+
+
+def _probe_sandbox(config: Any, environ: dict[str, str]) -> None:
+    """Probe the sandbox backends once here; commands reuse the outcome (bubblewrap's)."""
+    from hermes.environments.sandbox.service import choose
+
+    try:
+        choose(config.environment.local.sandbox, environ)
+    except Exception as exc:  # noqa: BLE001 - a warm-up never stops the server
+        sys.stderr.write(f"hermes server: the sandbox probe failed: {exc}\n")
 
 
 def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:

@@ -37,6 +37,21 @@ SHELL = "/bin/sh"
 UNIX_SOCKETS = "/proc/net/unix"
 
 
+_PROBED: dict[tuple[object, ...], str | None] = {}
+"""Probe outcomes by bwrap's path and file stat, for this process and its forks: the warm
+server probes once before it forks (issue 26), its commands reuse the outcome while the
+same bwrap is installed."""
+
+
+def _probe_key(executable: str) -> tuple[object, ...]:
+    try:
+        found = os.stat(executable)
+    except OSError:
+        return (executable, None)
+    return (executable, os.getuid(), found.st_ino, found.st_size, found.st_mtime_ns,
+            found.st_mode)
+
+
 class Bubblewrap(Backend):
     name = "bubblewrap"
     private_tmp = True
@@ -52,7 +67,16 @@ class Bubblewrap(Backend):
     def problem(self) -> str | None:
         if self.executable is None:
             return "bwrap is not installed"
-        probe = [self.executable, *_namespaces(network=False), "--", SHELL, "-c", ":"]
+        key = _probe_key(self.executable)
+        if key not in _PROBED:
+            _PROBED[key] = self._probe(self.executable)
+        problem = _PROBED[key]
+        if problem is None and self.perl is not None and self._scope is None:
+            self._scope = sys_.create_scope_ruleset(sys_.abi_version())
+        return problem
+
+    def _probe(self, executable: str) -> str | None:
+        probe = [executable, *_namespaces(network=False), "--", SHELL, "-c", ":"]
         try:
             done = subprocess.run(probe, capture_output=True, timeout=PROBE_TIMEOUT,
                                   check=False, stdin=subprocess.DEVNULL)
@@ -62,8 +86,6 @@ class Bubblewrap(Backend):
             said = done.stderr.decode(errors="replace").strip().splitlines()
             reason = said[0] if said else f"exit {done.returncode}"
             return f"bwrap cannot set up its namespaces here: {reason}"
-        if self.perl is not None:
-            self._scope = sys_.create_scope_ruleset(sys_.abi_version())
         return None
 
     def popen(self, argv: Sequence[str], policy: SandboxPolicy,
