@@ -21,9 +21,11 @@ _TOOL = {"type": "function", "function": {"name": "warm_up", "description": "war
                                           "parameters": {"type": "object", "properties": {}}}}
 _CALL = {"id": "warm-1", "type": "function",
          "function": {"name": "warm_up", "arguments": "{}"}}
-_ASK: list[dict[str, Any]] = [{"role": "system", "content": "warm-up"}, {"role": "user", "content": "warm-up"}]
-_ANSWERED: list[dict[str, Any]] = [*_ASK, {"role": "assistant", "content": None, "tool_calls": [_CALL]},
-             {"role": "tool", "tool_call_id": "warm-1", "content": "ok"}]
+_ASK: list[dict[str, Any]] = [{"role": "system", "content": "warm-up"},
+                              {"role": "user", "content": "warm-up"}]
+_ANSWERED: list[dict[str, Any]] = [
+    *_ASK, {"role": "assistant", "content": None, "tool_calls": [_CALL]},
+    {"role": "tool", "tool_call_id": "warm-1", "content": "ok"}]
 
 
 def rehearse_first_call(settings: ProviderConfig) -> bool:
