@@ -322,13 +322,14 @@ def test_a_client_in_another_mount_namespace_runs_in_process(daemon_env, root: P
 
 WARMED_CALL = """
 import json, os, sys, threading
+from hermes.cli.daemon_cmd import served_commands
 from hermes.daemon.server import warm_up
 from hermes.config import compose_config
 from hermes.home import resolve_home
 from hermes.models.litellm_client import LiteLLMClient
 
 home = resolve_home(None, os.environ)
-warm_up(home, dict(os.environ))
+warm_up(home, dict(os.environ), served_commands())
 threads = threading.active_count()
 provider = compose_config(home, dict(os.environ)).config.provider
 before = set(sys.modules)

@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "hermes.logs": FOUNDATION,
     "hermes.python_child": FOUNDATION,
     "hermes.cli_names": FOUNDATION,
+    "hermes.argv": FOUNDATION,
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
     "hermes.importing": FOUNDATION,
@@ -64,12 +65,6 @@ LAYERS: dict[str, int] = {
     "hermes.entry": FRONT_DOORS,
     "hermes.__main__": FRONT_DOORS,
 }
-
-
-ONE_DOOR: dict[str, str] = {"hermes.daemon": "hermes.cli"}
-"""Entries counted as one package when looking for cycles: the warm server is the CLI's
-other half (it runs CLI commands in its children; ``hermes daemon``/``gateway run``
-start it)."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +158,7 @@ def cycles(edges: list[Edge], table: dict[str, int]) -> list[str]:
 
 
 def _package(unit: str | None) -> str | None:
-    return ONE_DOOR.get(unit, unit) if unit else None
+    return unit or None
 
 
 def _strongly_connected(graph: dict[str, dict[str, Edge]]) -> list[set[str]]:

@@ -44,7 +44,7 @@ def run(argv: Sequence[str] | None = None) -> None:
 def _chat_args(args: list[str]) -> list[str] | None:
     """The arguments after the profile flag when they are a chat command (``-z``,
     ``chat``) the warm server may answer; else None."""
-    from hermes.cli.argv import MissingProfileName, parse_profile_flag
+    from hermes.argv import MissingProfileName, parse_profile_flag
 
     try:
         rest = parse_profile_flag(args)[1]

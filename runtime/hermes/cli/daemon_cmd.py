@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import time
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,6 +18,9 @@ from hermes.cli.app import new_app, out, state
 from hermes.errors import UserError
 from hermes.hints import command
 from hermes.home import Home
+
+if TYPE_CHECKING:
+    from hermes.daemon.server import Commands
 
 app = new_app("The profile's warm server that answers `hermes -z` and `hermes chat` "
               "without importing litellm each time.")
@@ -96,4 +100,20 @@ def serve(ctx: typer.Context) -> None:
     from hermes.daemon.server import serve_home
 
     st = state(ctx)
-    raise typer.Exit(serve_home(st.home(), dict(st.environ)))
+    raise typer.Exit(serve_home(st.home(), dict(st.environ), served_commands()))
+
+
+def served_commands() -> Commands:
+    """The CLI as a warm server runs it (``hermes.daemon.server.Commands``): the daemon
+    is given it and imports no front door."""
+    from hermes.cli.main import run
+    from hermes.daemon.server import Commands
+
+    return Commands(run=run, warm=_warm)
+
+
+def _warm() -> None:
+    """What commands need, imported in the server once, before it forks."""
+    import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
+
+    from hermes.cli import chat_cmd, chat_repl, main  # noqa: F401 - imported to be warm

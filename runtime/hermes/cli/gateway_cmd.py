@@ -47,11 +47,13 @@ def run(
     homes = _homes(ctx, profiles)
     extra = _configured_profiles(ctx, homes[0]) if not profiles else []
     gateway = Gateway([*homes, *extra], state(ctx).environ, overrides or [])
+    from hermes.cli.daemon_cmd import served_commands
     from hermes.daemon.server import serve_beside_gateway
 
     gateway.lock()  # before anything else: a second gateway must not touch this one's server
     try:
-        servers = serve_beside_gateway(gateway.homes, dict(state(ctx).environ))  # no threads yet
+        servers = serve_beside_gateway(gateway.homes, dict(state(ctx).environ),  # no threads yet
+                                       served_commands())
         try:
             asyncio.run(gateway.run(_announce))
         finally:

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 import typer
 
 from hermes import __version__
+from hermes.argv import split_profile_flag
 from hermes.cli.app import CliState, new_app
-from hermes.cli.argv import split_profile_flag
 from hermes.cli_names import COMMANDS
 
 HELP = (

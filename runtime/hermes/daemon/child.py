@@ -24,14 +24,15 @@ from hermes.daemon import wire
 from hermes.home import Home
 
 
-def run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int], home: Home) -> NoReturn:
+def run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int], home: Home,
+              run: Callable[..., object]) -> NoReturn:
     code = 70
     background: list[Callable[[], None]] = []
     try:
         _take_over(hello, fds)
         conn.settimeout(None)
         watch_interrupts(conn)
-        code = _run(hello, home, background)
+        code = _run(hello, home, background, run)
     except BaseException:  # noqa: BLE001 - the client must get an answer whatever happens
         import traceback
 
@@ -79,9 +80,9 @@ def _take_over(hello: dict[str, Any], fds: list[int]) -> None:
     os.environ.update(hello["environ"])
 
 
-def _run(hello: dict[str, Any], home: Home, background: list[Callable[[], None]]) -> int:
-    from hermes.cli.argv import split_profile_flag
-    from hermes.cli.main import run
+def _run(hello: dict[str, Any], home: Home, background: list[Callable[[], None]],
+         run: Callable[..., object]) -> int:
+    from hermes.argv import split_profile_flag
     from hermes.errors import HermesError
     from hermes.home import resolve_home
 

@@ -34,7 +34,7 @@ def run_remote(argv: Sequence[str], environ: Mapping[str, str], verbose: bool = 
     """``interactive`` (chat at a terminal): with no server running, one is started for
     the next commands and this chat runs in-process, so its prompt shows at once
     instead of after the server's start-up."""
-    from hermes.cli.argv import MissingProfileName, parse_profile_flag
+    from hermes.argv import MissingProfileName, parse_profile_flag
 
     if environ.get("HERMES_NO_DAEMON", "") not in ("", "0"):
         return None

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from hermes import __version__
@@ -42,11 +43,22 @@ TICK_EVERY = 600.0
 """Seconds between the curator ticks of a standalone server."""
 
 
+@dataclass(frozen=True)
+class Commands:
+    """What a server runs for its clients, given by the CLI that starts it (the daemon
+    imports no other front door): ``run(argv, background=[...])`` one command, in the
+    child forked for it; ``warm()`` imports what commands need, once, before forking."""
+
+    run: Callable[..., object]
+    warm: Callable[[], object]
+
+
 class Server:
-    def __init__(self, home: Home, idle_timeout: float, parent: int | None = None,
-                 tick: Callable[[], object] | None = None,
+    def __init__(self, home: Home, idle_timeout: float, commands: Commands,
+                 parent: int | None = None, tick: Callable[[], object] | None = None,
                  prepare: Callable[[], object] | None = None):
         self.home = home
+        self.commands = commands
         self.prepare = prepare
         """Warm-up left for the first command (a server beside a gateway): run once, in
         the server, before that command's child is forked."""
@@ -186,7 +198,7 @@ class Server:
 
                 listener.close()  # the lock and socket stay the server's alone
                 os.close(self._lock_fd)
-                run_child(conn, hello, fds, self.home)
+                run_child(conn, hello, fds, self.home, self.commands.run)
             finally:
                 os._exit(70)
         self.children.add(pid)
@@ -216,16 +228,15 @@ def sees_the_same_files(pid: int, cwd: object) -> bool:
     return theirs == ours and isinstance(cwd, str) and os.path.isdir(cwd)
 
 
-def warm_up(home: Home, environ: dict[str, str]) -> float:
+def warm_up(home: Home, environ: dict[str, str], commands: Commands) -> float:
     """Import what commands need and compose the home's config; the idle timeout."""
-    from hermes.cli import chat_cmd, chat_repl, main  # noqa: F401 - imported to be warm
     from hermes.config import compose_config
     from hermes.container import build_runtime  # noqa: F401
     from hermes.models.litellm_client import import_litellm
     from hermes.models.warm import warm_openai_path
 
+    commands.warm()
     import_litellm()
-    import prompt_toolkit.shortcuts  # noqa: F401 - interactive chat
 
     warm_openai_path()
     config = compose_config(home, environ).config
@@ -260,7 +271,8 @@ def _probe_sandbox(config: Any, environ: dict[str, str]) -> None:
         sys.stderr.write(f"hermes server: the sandbox probe failed: {exc}\n")
 
 
-def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int]:
+def serve_beside_gateway(homes: list[Home], environ: dict[str, str], commands: Commands
+                         ) -> list[int]:
     """Fork one server per home from the gateway before it starts any thread. A server
     warms up (litellm, the CLI's modules, the home's config) at its first command, not
     at the gateway's start: a gateway nobody runs CLI commands beside starts without
@@ -271,8 +283,8 @@ def serve_beside_gateway(homes: list[Home], environ: dict[str, str]) -> list[int
     for home in homes:
         env = {**environ, "HERMES_HOME": str(home.path)}
         _stop_standalone(home)
-        server = Server(home, idle_timeout=float("inf"), parent=os.getpid(),
-                        prepare=functools.partial(warm_up, home, env))
+        server = Server(home, idle_timeout=float("inf"), commands=commands,
+                        parent=os.getpid(), prepare=functools.partial(warm_up, home, env, commands))
         if _daemon_off(home, env) or not _retry(server.take_lock):
             continue
         pid = os.fork()
@@ -314,14 +326,15 @@ def _stop_standalone(home: Home, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-def serve_home(home: Home, environ: dict[str, str]) -> int:
+def serve_home(home: Home, environ: dict[str, str], commands: Commands) -> int:
     """``hermes daemon serve``: serve until idle, stopped or replaced. Exit status."""
     from hermes.learning.curator import tick_home
 
-    server = Server(home, idle_timeout=600, tick=lambda: tick_home(home, environ))
+    server = Server(home, idle_timeout=600, commands=commands,
+                    tick=lambda: tick_home(home, environ))
     if not server.take_lock():
         sys.stderr.write(f"a hermes server already serves profile {home.name}\n")
         return 0
-    server.idle_timeout = warm_up(home, environ)
+    server.idle_timeout = warm_up(home, environ, commands)
     server.serve()
     return 0
