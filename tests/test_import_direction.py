@@ -145,7 +145,7 @@ def cycles(edges: list[Edge], table: dict[str, int]) -> list[str]:
     the package graph), with the imports that close it."""
     graph: dict[str, dict[str, Edge]] = {}
     for edge in edges:
-        source, target = (_package(unit_of(name, table)) for name in (edge.source, edge.target))
+        source, target = (unit_of(name, table) for name in (edge.source, edge.target))
         if source and target and source != target:
             graph.setdefault(source, {}).setdefault(target, edge)
     found = []
@@ -155,10 +155,6 @@ def cycles(edges: list[Edge], table: dict[str, int]) -> list[str]:
                         if target in group)
         found.append(f"cycle between {', '.join(sorted(group))}:\n" + "\n".join(inside))
     return sorted(found)
-
-
-def _package(unit: str | None) -> str | None:
-    return unit or None
 
 
 def _strongly_connected(graph: dict[str, dict[str, Edge]]) -> list[set[str]]:
