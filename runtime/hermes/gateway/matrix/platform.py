@@ -38,7 +38,7 @@ from hermes.gateway.matrix.events import (
 )
 from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.gate import gate_for
-from hermes.gateway.messaging.outbox import Rejected, SendError
+from hermes.gateway.messaging.outbox import Rejected
 
 MAX_CHARS = 16000
 """Characters per message: well inside the 64 KiB a Matrix event may take."""
@@ -116,12 +116,17 @@ class MatrixPlatform(MessagingAdapter):
         self._members.update(member_counts(sync))
         for room_id in left(sync):
             self._members.pop(room_id, None)
+        received = [] if history else messages(sync, me)
+        # before anything is acted on: a lost connection here raises, and the same sync is
+        # taken again after the reconnect, not answered as if every room were a group
+        for room_id in dict.fromkeys(message.room_id for message in received):
+            await self._member_count(room_id)
         for invite in invites(sync, me):
             await self._invited(invite)
         if not history:
             for room_id, sender in encrypted(sync, me):
                 await self._encrypted(room_id, sender)
-            for message in messages(sync, me):
+            for message in received:
                 await self._received(message)
         self._save(str(sync.get("next_batch") or self._since or ""))
 
@@ -175,8 +180,8 @@ class MatrixPlatform(MessagingAdapter):
         if room_id not in self._members:
             try:
                 self._members[room_id] = await self.account.member_count(room_id)
-            except SendError:
-                return 3  # unknown: treat it as a room, where only mentions are answered
+            except Rejected:  # not ours to count: a room, where only mentions are answered
+                return 3
         return self._members[room_id]
 
     def _remember(self, *events: str) -> None:
