@@ -155,3 +155,21 @@ def test_a_target_without_chats_is_not_delivered(hermes, root: Path, llm: FakeLL
     assert stored(root)[0]["last_error"] == ("not delivered: cannot deliver to "
                                              "api_server:somewhere: platform 'api_server' "
                                              "has no chats to send to")
+
+
+def test_times_are_shown_in_the_profiles_zone_with_the_zone_named(hermes, root: Path,
+                                                                   llm: FakeLLM) -> None:
+    """Two jobs at different instants, one written with its own offset, the other in
+    ``cron.timezone``: each is shown in that zone, named, not both at 09:00."""
+    ok(hermes("config", "set", "cron.timezone", "Asia/Kolkata"))
+    utc = ok(hermes("cron", "add", "2099-01-31T09:00+00:00", "In UTC", "-n", "utc"))
+    local = ok(hermes("cron", "add", "2099-01-31T09:00", "In Kolkata", "-n", "local"))
+    assert "once at 2099-01-31 14:30 IST, next run 2099-01-31 14:30 IST" in utc, utc
+    assert "once at 2099-01-31 09:00 IST, next run 2099-01-31 09:00 IST" in local, local
+    daily = ok(hermes("cron", "add", "0 9 * * *", "Daily", "-n", "daily"))
+    assert "cron 0 9 * * * (Asia/Kolkata), next run " in daily and " 09:00 IST," in daily
+    listing = ok(hermes("cron", "list")).splitlines()
+    row = {line.split()[1]: line for line in listing[1:]}
+    assert "2099-01-31 14:30 IST" in row["utc"] and "09:00 IST" not in row["utc"]
+    assert "2099-01-31 09:00 IST" in row["local"]
+    assert "(Asia/Kolkata)" in row["daily"]

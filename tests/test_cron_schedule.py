@@ -29,7 +29,8 @@ def test_a_duration_runs_once_that_long_from_now(text: str, delay: timedelta) ->
 
 def test_every_repeats_from_now_and_skips_missed_slots() -> None:
     schedule = parse_schedule("every 2h", NOW)
-    assert (schedule.kind, schedule.seconds, schedule.describe()) == ("every", 7200, "every 2h")
+    assert (schedule.kind, schedule.seconds, schedule.describe(BERLIN)) == ("every", 7200,
+                                                                 "every 2h")
     first = schedule.first(NOW)
     assert first == NOW + timedelta(hours=2)
     assert schedule.after(first, first) == first + timedelta(hours=2)
@@ -40,7 +41,8 @@ def test_every_repeats_from_now_and_skips_missed_slots() -> None:
 
 def test_a_cron_expression_follows_the_profile_time_zone() -> None:
     schedule = parse_schedule("30 2 * * *", NOW)
-    assert schedule.kind == "cron" and schedule.describe() == "cron 30 2 * * *"
+    assert schedule.kind == "cron"
+    assert schedule.describe(BERLIN) == "cron 30 2 * * * (Europe/Berlin)"
     first = schedule.first(NOW)
     # 02:30 does not exist in Berlin on 2030-03-31 (clocks jump 02:00 -> 03:00).
     assert first.tzinfo is BERLIN and first.date().isoformat() == "2030-03-31"
@@ -68,7 +70,7 @@ def test_missed_cron_slots_run_once() -> None:
 def test_a_time_runs_once_then(text: str, expected: datetime) -> None:
     schedule = parse_schedule(text, NOW)
     assert schedule.kind == "once" and schedule.first(NOW) == expected
-    assert schedule.describe().startswith("once at ")
+    assert schedule.describe(BERLIN) == f"once at {expected:%Y-%m-%d %H:%M} CEST"
 
 
 REFUSED = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -64,7 +63,7 @@ def list_(ctx: typer.Context) -> None:
         out('no jobs; add one: hermes cron add "every 1d" "Summarise what changed"')
         return
     rows = [("ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN", "STATUS", "DELIVER")]
-    rows += [(j.id, j.name, jobs.describe(j), j.state, _when(j.next_run), _when(j.last_run),
+    rows += [(j.id, j.name, jobs.describe(j), j.state, jobs.when(j.next_run), jobs.when(j.last_run),
               _status(j), j.deliver) for j in listed]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -96,7 +95,7 @@ def add(
     job = jobs.create(NewJob(prompt=prompt, schedule=schedule, name=name, deliver=deliver,
                              skills=skills, repeat=repeat))
     out(f"added job {job.id} ({job.name}): {jobs.describe(job)}, next run "
-        f"{_when(job.next_run)}, delivers to {job.deliver}")
+        f"{jobs.when(job.next_run)}, delivers to {job.deliver}")
 
 
 @app.command()
@@ -127,7 +126,7 @@ def edit(
     jobs = _jobs(ctx)
     job = jobs.edit(ref, changes)
     out(f"changed job {job.id} ({job.name}): {jobs.describe(job)}, {job.state}, next run "
-        f"{_when(job.next_run)}, delivers to {job.deliver}")
+        f"{jobs.when(job.next_run)}, delivers to {job.deliver}")
 
 
 @app.command()
@@ -140,8 +139,9 @@ def pause(ctx: typer.Context, ref: str = REF) -> None:
 @app.command()
 def resume(ctx: typer.Context, ref: str = REF) -> None:
     """Run a paused job on its schedule again (slots missed meanwhile are skipped)."""
-    job = _jobs(ctx).resume(ref)
-    out(f"resumed job {job.id} ({job.name}): next run {_when(job.next_run)}")
+    jobs = _jobs(ctx)
+    job = jobs.resume(ref)
+    out(f"resumed job {job.id} ({job.name}): next run {jobs.when(job.next_run)}")
 
 
 @app.command()
@@ -205,10 +205,6 @@ def _report(report: Report) -> str:
 def _exit(reports: Sequence[Report]) -> None:
     if any(report.status in ("error", "undelivered") for report in reports):
         raise typer.Exit(1)
-
-
-def _when(iso: str | None) -> str:
-    return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M") if iso else "-"
 
 
 def _status(job: Job) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from hermes.cron.jobs import Job, JobError
@@ -61,12 +62,19 @@ class Jobs:
         return self.store.remove(ref)
 
     def describe(self, job: Job) -> str:
-        """The job's schedule for people: ``every 2h``, ``once at 2030-01-31 09:00``."""
+        """The job's schedule for people, in the profile's zone: ``every 2h``, ``once at
+        2030-01-31 09:00 CET``, ``cron 0 9 * * * (Europe/Berlin)``."""
+        clock = self.store.clock
         try:
-            return parse_schedule(job.schedule, self.store.clock.now(),
-                                  future_only=False).describe()
+            return parse_schedule(job.schedule, clock.now(), future_only=False).describe(
+                clock.zone)
         except UserError:
             return job.schedule
+
+    def when(self, iso: str | None) -> str:
+        """A stored time (``next_run``, ``last_run``) for people, in the profile's zone
+        with the zone named; ``-`` for none."""
+        return self.store.clock.show(datetime.fromisoformat(iso)) if iso else "-"
 
     def create(self, new: NewJob) -> Job:
         """Check ``new`` (schedule, target, repeat) and store it; ``UserError`` otherwise,

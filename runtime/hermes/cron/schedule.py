@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
+from hermes.cron.clock import zone_label
 from hermes.errors import UserError
 
 EXAMPLES = ('write 30m, 2h or 1d (once, from now), every 2h (repeating), a cron expression '
@@ -64,11 +65,14 @@ class Schedule:
             return due + ((now - due) // step + 1) * step if due <= now else due + step
         return cron_next(self.text, now)
 
-    def describe(self) -> str:
-        """For listings: ``once at 2030-01-31 09:00``, ``every 2h``, ``cron 0 9 * * *``."""
+    def describe(self, zone: tzinfo) -> str:
+        """For listings, times in ``zone`` (the profile's) with the zone named: ``once at
+        2030-01-31 09:00 CET``, ``every 2h``, ``cron 0 9 * * * (Europe/Berlin)``."""
         if self.at is not None:
-            return f"once at {self.at:%Y-%m-%d %H:%M}"
-        return self.text if self.kind == "every" else f"cron {self.text}"
+            return f"once at {self.at.astimezone(zone):%Y-%m-%d %H:%M %Z}"
+        if self.kind == "every":
+            return self.text
+        return f"cron {self.text} ({zone_label(zone)})"
 
 
 def parse_schedule(text: str, now: datetime, *, future_only: bool = True) -> Schedule:
