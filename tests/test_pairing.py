@@ -1,5 +1,5 @@
-"""Pairing: codes, expiry, the per-sender rate limit and the lockout on real files with a
-fake clock, and `hermes pairing approve | list | revoke` through the real CLI."""
+"""Pairing: codes, expiry, the per-sender rate limit and a lock on real files with a
+fake clock, and `hermes pairing approve | list | revoke | unlock` through the real CLI."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ from hermes.gateway.messaging.pairing import (
     CODE_LENGTH,
     CODE_TTL,
     LOCKOUT,
-    MAX_FAILURES,
     REQUEST_INTERVAL,
     PairingError,
     PairingStore,
 )
 from messaging_support import FakeClock
+
+MAX_FAILURES = 5
+"""Wrong codes that locked a platform in earlier versions."""
 
 
 @pytest.fixture
@@ -90,29 +92,35 @@ def test_at_most_three_codes_wait_per_platform(store: PairingStore) -> None:
     assert store.request("matrix", "4").code is not None
 
 
-def test_repeated_wrong_codes_lock_pairing(store: PairingStore, clock: FakeClock) -> None:
+def test_wrong_codes_typed_by_the_owner_lock_nothing(store: PairingStore) -> None:
     code = code_for(store)
-    for attempt in range(1, MAX_FAILURES):
-        with pytest.raises(PairingError, match=f"{MAX_FAILURES - attempt} more wrong code"):
+    for _ in range(MAX_FAILURES + 2):
+        with pytest.raises(PairingError, match="no telegram pairing request has that code"):
             store.approve("telegram", "ABCDEFGH")
-    with pytest.raises(PairingError, match="locked for 1 hour"):
-        store.approve("telegram", "ABCDEFGH")
-    with pytest.raises(PairingError, match="is locked for 60 more minute"):
-        store.approve("telegram", code)  # even the right code, while locked
+    assert store.locked_until("telegram") == 0.0
+    assert store.request("telegram", "99").code is not None  # strangers still get codes
+    assert store.approve("telegram", code).user_id == "42"
+
+
+def lock(store: PairingStore, platform: str, clock: FakeClock) -> None:
+    """A platform locked as an earlier version locked it after five wrong codes."""
+    path = store.directory / f"{platform}.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    store.directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data | {"failures": 0, "locked_until": clock() + LOCKOUT}))
+
+
+def test_a_locked_platform_gives_strangers_no_code_until_unlocked(
+        store: PairingStore, clock: FakeClock) -> None:
+    code = code_for(store)
+    lock(store, "telegram", clock)
     assert store.request("telegram", "99").refusal == "locked"
+    assert store.approve("telegram", code).user_id == "42"  # the owner is never locked out
+    assert store.unlock("telegram") is True and store.unlock("telegram") is False
+    assert store.request("telegram", "99").code is not None
+    lock(store, "telegram", clock)
     clock.advance(LOCKOUT)
-    fresh = code_for(store, "99", "Bo")
-    assert store.approve("telegram", fresh).user_id == "99"
-
-
-def test_a_right_code_resets_the_failure_count(store: PairingStore) -> None:
-    for _ in range(MAX_FAILURES - 1):
-        with pytest.raises(PairingError):
-            store.approve("telegram", "ABCDEFGH")
-    store.approve("telegram", code_for(store))
-    for _ in range(MAX_FAILURES - 1):
-        with pytest.raises(PairingError, match="more wrong code"):
-            store.approve("telegram", "ABCDEFGH")
+    assert store.request("telegram", "77").code is not None
 
 
 def test_revoke(store: PairingStore) -> None:
@@ -153,22 +161,50 @@ def test_cli_approve_list_and_revoke(hermes, root: Path) -> None:
     refused(hermes("pairing", "revoke", "telegram", "5551"), "5551 is not paired on telegram")
 
 
-def test_cli_refuses_wrong_and_expired_codes_then_locks(hermes, root: Path) -> None:
+def test_cli_refuses_wrong_and_expired_codes_and_locks_nothing(hermes, root: Path) -> None:
     an_hour_ago = FakeClock(time.time() - CODE_TTL - 60)
     expired = code_for(cli_store(root, an_hour_ago), "7")
     valid = code_for(cli_store(root), "8")
     before = json.loads((root / "pairing" / "telegram.json").read_text())
     refused(hermes("pairing", "approve", "telegram", expired), "that telegram code expired")
-    for left in range(MAX_FAILURES - 1, 0, -1):
+    for _ in range(MAX_FAILURES + 1):
         refused(hermes("pairing", "approve", "telegram", "WRONGCDE"),
-                f"{left} more wrong code(s) lock pairing for 1 hour")
-    refused(hermes("pairing", "approve", "telegram", "WRONGCDE"), "locked for 1 hour")
-    refused(hermes("pairing", "approve", "telegram", valid), "pairing on telegram is locked")
-    assert "pairing on telegram is locked until" in ok(hermes("pairing", "list"))
+                "no telegram pairing request has that code")
+    assert "locked" not in ok(hermes("pairing", "list"))
+    assert cli_store(root).request("telegram", "9").code is not None  # strangers still get one
     after = json.loads((root / "pairing" / "telegram.json").read_text())
-    assert after["paired"] == before["paired"] == {}
+    assert after["paired"] == before["paired"] == {} and after["locked_until"] == 0.0
+    assert "paired telegram user 8" in ok(hermes("pairing", "approve", "telegram", valid))
+
+
+def test_cli_refuses_a_platform_that_does_not_exist_and_counts_nothing(hermes,
+                                                                      root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.yaml").write_text(
+        "platforms:\n  enabled:\n    telegram: {kind: telegram, token: '123:abc'}\n")
+    code_for(cli_store(root), "8")
+    before = (root / "pairing" / "telegram.json").read_text()
+    refused(hermes("pairing", "approve", "telegrm", "ABCDEFGH"), "no platform 'telegrm'",
+            "did you mean", "telegram")
+    refused(hermes("pairing", "unlock", "telegrm"), "no platform 'telegrm'")
+    assert not (root / "pairing" / "telegrm.json").exists()
+    assert (root / "pairing" / "telegram.json").read_text() == before
+
+
+def test_cli_unlock(hermes, root: Path) -> None:
+    clock = FakeClock(time.time())
+    code_for(cli_store(root), "8")
+    lock(cli_store(root), "telegram", clock)
+    lock(cli_store(root), "matrix", clock)
+    assert "pairing on telegram is locked until" in ok(hermes("pairing", "list"))
+    assert cli_store(root).request("telegram", "9").refusal == "locked"
+    assert ok(hermes("pairing", "unlock", "telegram")) == "unlocked pairing on telegram\n"
+    assert cli_store(root).request("telegram", "9").code is not None
+    assert ok(hermes("pairing", "unlock", "telegram")) == "pairing on telegram is not locked\n"
+    assert ok(hermes("pairing", "unlock")) == "unlocked pairing on matrix\n"
+    assert "locked" not in ok(hermes("pairing", "list"))
 
 
 def test_cli_refuses_a_bad_platform_name(hermes, root: Path) -> None:
-    refused(hermes("pairing", "approve", "../etc", "ABCDEFGH"), "is not a platform name")
+    refused(hermes("pairing", "approve", "../etc", "ABCDEFGH"), "no platform '../etc'")
     assert not (root / "pairing").exists() or not any((root / "pairing").iterdir())

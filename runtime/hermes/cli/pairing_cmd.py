@@ -1,4 +1,4 @@
-"""``hermes pairing approve | list | revoke``: who may talk to the agent besides the
+"""``hermes pairing approve | list | revoke | unlock``: who may talk to the agent besides the
 platforms' ``allowed_users`` (``hermes.gateway.messaging.pairing``)."""
 
 from __future__ import annotations
@@ -18,15 +18,30 @@ def _store(ctx: typer.Context) -> PairingStore:
     return PairingStore(state(ctx).home().pairing_dir)
 
 
+def _platform(ctx: typer.Context, store: PairingStore, platform: str) -> str:
+    """``platform`` when the profile enables it or has codes for it; a typo is refused
+    (exit 2) before any pairing file is touched."""
+    from hermes.config import compose_config
+    from hermes.errors import UserError, did_you_mean
+
+    st = state(ctx)
+    enabled = compose_config(st.home(), st.environ, []).config.platforms.enabled
+    known = sorted(set(enabled) | set(store.platforms()))
+    if platform not in known:
+        raise UserError(f"no platform {platform!r} is enabled or has pairing codes"
+                        f"{did_you_mean(platform, known)} (known: {', '.join(known) or 'none'})")
+    return platform
+
+
 @app.command()
 def approve(ctx: typer.Context,
             platform: str = typer.Argument(..., help="The platform's name, as under "
                                                      "platforms.enabled (e.g. telegram)."),
             code: str = typer.Argument(..., help="The 8-character code they were sent.")
             ) -> None:
-    """Let in the person who was sent CODE on PLATFORM (5 wrong codes lock pairing for
-    an hour)."""
-    paired = _store(ctx).approve(platform, code)
+    """Let in the person who was sent CODE on PLATFORM (a wrong code changes nothing)."""
+    store = _store(ctx)
+    paired = store.approve(_platform(ctx, store, platform), code)
     name = f" ({paired.user_name})" if paired.user_name else ""
     out(f"paired {platform} user {paired.user_id}{name}: they can talk to the agent now")
 
@@ -53,7 +68,7 @@ def list_(ctx: typer.Context) -> None:
         if store.locked_until(platform) > now:
             out(f"pairing on {platform} is locked until "
                 f"{time.strftime('%H:%M', time.localtime(store.locked_until(platform)))} "
-                "(too many wrong codes)")
+                f"(strangers get no codes; `hermes pairing unlock {platform}` lifts it)")
 
 
 @app.command()
@@ -64,3 +79,21 @@ def revoke(ctx: typer.Context,
     """Take back a pairing: the user is refused from their next message on."""
     revoked = _store(ctx).revoke(platform, user_id)
     out(f"revoked {platform} user {revoked.user_id}; allowed_users in config still apply")
+
+
+@app.command()
+def unlock(ctx: typer.Context,
+           platform: str | None = typer.Argument(None, help="The platform's name (default: "
+                                                            "every locked one).")) -> None:
+    """Lift a lock on pairing (strangers get codes again)."""
+    store = _store(ctx)
+    if platform is not None:
+        name = _platform(ctx, store, platform)
+        out(f"unlocked pairing on {name}" if store.unlock(name) else
+            f"pairing on {name} is not locked")
+        return
+    unlocked = [name for name in store.platforms() if store.unlock(name)]
+    for name in unlocked:
+        out(f"unlocked pairing on {name}")
+    if not unlocked:
+        out("pairing is not locked on any platform")

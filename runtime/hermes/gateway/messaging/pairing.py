@@ -3,9 +3,11 @@
 An unknown sender in a direct message gets a code (8 characters from an alphabet
 without 0/O/1/I/L, valid one hour) and hands it to the owner, who runs
 ``hermes pairing approve PLATFORM CODE``. Codes are stored only as salted scrypt
-hashes. A sender gets at most one code per ``REQUEST_INTERVAL``, a platform has at
-most ``MAX_PENDING`` codes waiting, and ``MAX_FAILURES`` wrong codes in a row lock the
-platform's pairing (no approvals, no new codes) for ``LOCKOUT`` seconds.
+hashes. A sender gets at most one code per ``REQUEST_INTERVAL`` and a platform has at
+most ``MAX_PENDING`` codes waiting. Only the owner approves (strangers have no way to
+submit a code), so the owner's typos are refused and counted nowhere. A lock a file
+carries (``locked_until``, written by earlier versions after five wrong codes) gives
+strangers no new codes until it ends or ``hermes pairing unlock`` lifts it.
 
 One file per platform, ``<home>/pairing/<platform>.json`` (0600, written atomically
 under a file lock: the gateway and the CLI share it).
@@ -38,15 +40,16 @@ KEEP_EXPIRED = 86400.0
 REQUEST_INTERVAL = 600.0
 """Seconds before the same sender can be given another code."""
 MAX_PENDING = 3
-MAX_FAILURES = 5
 LOCKOUT = 3600.0
+"""Seconds a lock lasted (earlier versions locked after five wrong codes)."""
 PLATFORM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 Refusal = Literal["rate_limited", "locked", "busy"]
 Clock = Callable[[], float]
 
 
 class PairingError(UserError):
-    """A pairing command that cannot be done (wrong or expired code, lockout, unknown user)."""
+    """A pairing command that cannot be done (wrong or expired code, unknown user or
+    platform)."""
 
 
 @dataclass(frozen=True)
@@ -107,20 +110,20 @@ class PairingStore:
             return Issued(code)
 
     def approve(self, platform: str, code: str) -> PairedUser:
-        """Let in the sender of ``code``; a wrong code counts towards the lockout."""
+        """Let in the sender of ``code`` (the owner's wrong code changes nothing)."""
         given = normalise_code(code)
         with self._editing(platform) as data:
             now = self.clock()
-            _refuse_if_locked(platform, data, now)
             found = _matching(data["pending"], given)
             if found is None:
-                raise PairingError(_wrong_code(platform, data, now))
+                raise PairingError(f"no {platform} pairing request has that code (`hermes "
+                                   "pairing list` shows who is waiting; codes are 8 "
+                                   "characters)")
             entry_id, entry = found
             if now - entry["created_at"] >= CODE_TTL:
                 raise PairingError(f"that {platform} code expired (codes are valid for "
                                    f"{CODE_TTL / 3600:g} hour); ask them to send a message "
                                    "again for a new one")
-            data["failures"] = 0
             data["pending"] = {k: e for k, e in data["pending"].items()
                                if k != entry_id and e["user_id"] != entry["user_id"]}
             data["paired"][entry["user_id"]] = {"user_name": entry["user_name"],
@@ -150,6 +153,14 @@ class PairingStore:
                             e["hash"][:8], now - e["created_at"] >= CODE_TTL)
                 for platform in self.platforms()
                 for e in self._read(platform)["pending"].values()]
+
+    def unlock(self, platform: str) -> bool:
+        """Lift the platform's lock; False when it was not locked."""
+        if self.locked_until(platform) <= self.clock():
+            return False
+        with self._editing(platform) as data:
+            data["failures"], data["locked_until"] = 0, 0.0
+        return True
 
     def locked_until(self, platform: str) -> float:
         """When the platform's lockout ends (in the past when there is none)."""
@@ -225,27 +236,6 @@ def _matching(pending: dict[str, Any], code: str) -> tuple[str, dict[str, Any]] 
         if hmac.compare_digest(candidate, entry["hash"]):
             return entry_id, entry
     return None
-
-
-def _refuse_if_locked(platform: str, data: dict[str, Any], now: float) -> None:
-    if data["locked_until"] > now:
-        minutes = max(1, round((data["locked_until"] - now) / 60))
-        raise PairingError(f"pairing on {platform} is locked for {minutes} more minute(s) "
-                           f"after {MAX_FAILURES} wrong codes; try again later")
-
-
-def _wrong_code(platform: str, data: dict[str, Any], now: float) -> str:
-    data["failures"] += 1
-    if data["failures"] >= MAX_FAILURES:
-        data["failures"] = 0
-        data["locked_until"] = now + LOCKOUT
-        return (f"no {platform} pairing request has that code; that was the {MAX_FAILURES}th "
-                f"wrong code, so pairing on {platform} is locked for "
-                f"{LOCKOUT / 3600:g} hour")
-    left = MAX_FAILURES - data["failures"]
-    return (f"no {platform} pairing request has that code (`hermes pairing list` shows "
-            f"who is waiting); {left} more wrong code(s) lock pairing for "
-            f"{LOCKOUT / 3600:g} hour")
 
 
 def _blank() -> dict[str, Any]:
