@@ -264,8 +264,11 @@ class Lexer:
 
 
 def balanced_end(text: str, start: int, opening: str, closing: str) -> int:
-    """Where the ``closing`` matching an ``opening`` just before ``start`` begins."""
+    """Where the ``closing`` matching an ``opening`` just before ``start`` begins. Only a
+    script in parentheses has comments: in ``${...}`` a ``#`` is an operator (``${#s}``,
+    ``${s#x}``) and arithmetic has none."""
     depth, pos = 1, start
+    comments = opening == "("
     while pos < len(text):
         if text.startswith(closing, pos):
             depth -= 1
@@ -284,7 +287,7 @@ def balanced_end(text: str, start: int, opening: str, closing: str) -> int:
             pos += 2
         elif text[pos] in "'\"`":
             pos = _skip_quoted(text, pos)
-        elif text[pos] == "#" and (pos == start or text[pos - 1] in " \t\n"):
+        elif comments and text[pos] == "#" and (pos == start or text[pos - 1] in " \t\n"):
             newline = text.find("\n", pos)
             pos = len(text) if newline < 0 else newline
         else:
