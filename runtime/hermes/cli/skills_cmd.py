@@ -1,4 +1,5 @@
-"""``hermes skills``: list, show, create, edit, delete, install, update, pin, unpin, audit.
+"""``hermes skills``: list, show, create, edit, delete, restore, install, update, pin, unpin,
+audit.
 
 Thin: each command parses, calls the skills store (``hermes.skills``), renders. No
 Hydra and no model layer: ``skills.*`` comes from the config layers
@@ -15,6 +16,7 @@ import typer
 
 from hermes.cli.app import confirm, new_app, out, state
 from hermes.errors import UserError
+from hermes.skills.format import NAME_RULE
 from hermes.skills.store import SkillsStore
 
 app = new_app("Skills: reusable procedures the agent loads on demand (SKILL.md).")
@@ -87,7 +89,7 @@ description: {description}
 @app.command("create")
 def create(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="Lowercase letters, digits and '-'."),
+    name: str = typer.Argument(..., help=NAME_RULE[0].upper() + NAME_RULE[1:] + "."),
     description: str | None = typer.Option(None, "--description", "-d",
                                            help="What it does and when to use it."),
     category: str | None = typer.Option(None, "--category", "-c", help="A category directory."),
@@ -139,6 +141,21 @@ def delete(ctx: typer.Context, name: str = typer.Argument(..., help="The skill's
         raise UserError("not confirmed; nothing deleted")
     store.delete(name, by="user")
     out(f"deleted {name}")
+
+
+@app.command("restore")
+def restore(ctx: typer.Context,
+            name: str | None = typer.Argument(None, help="The archived skill's name "
+                                                         "(none: list the archived ones).")
+            ) -> None:
+    """Bring back a skill the curator archived (skills/.archive/) to where it was."""
+    store = _store(ctx)
+    if name is None:
+        archived = store.archived()
+        out("\n".join(archived) if archived else "no archived skills")
+        return
+    skill = store.restore(name, by="user")
+    out(f"restored {skill.name} to {skill.path}")
 
 
 @app.command("pin")

@@ -28,44 +28,70 @@ from hermes.skills.store import SkillsStore
 
 def run_install(store: SkillsStore, source: str, category: str | None, *, yes: bool,
                 force: bool) -> None:
+    """Install every skill of ``source`` that can be: one that cannot (malformed, already
+    here without --force, scan findings under --yes without --force) is listed at the
+    end (exit code 2) and keeps none of the others out; one for another platform is
+    skipped with a line."""
     read_lock(store.directory)  # an unreadable lock is refused before anything is fetched
     with fetch(Source.parse(source)) as fetched:
         candidates = find_candidates(fetched, store, category)
         for candidate in candidates:
             _describe(candidate)
-        ready = [c for c in candidates if not c.problem]
-        if not ready:
-            raise UserError(f"{source}: no skill there can be installed (see above)")
-        _refuse_replacing(ready, force)
-        flagged = [c for c in ready if c.findings]
-        consent([c.name for c in flagged], yes, force, f"install {_count(ready)}",
-                what="nothing installed")
+        refusals = _refusals(candidates, yes=yes, force=force)
+        ready = [c for c in candidates if not c.skip and id(c) not in refusals]
+        if not ready and not refusals:
+            raise UserError(f"{source}: no skill there is for this platform (see above)")
+        if not yes:
+            consent([c.name for c in ready if c.findings], yes, force,
+                    f"install {_count(ready)}", what="nothing installed")
         for candidate in ready:
             skill = install(store, candidate, fetched)
             out(f"installed {skill.name} in {skill.path}")
+    if refusals:
+        done = f"installed the other {_count(ready)}" if ready else "nothing installed"
+        raise UserError(f"{'; '.join(refusals.values())}; {done}")
+
+
+def _refusals(candidates: Sequence[Candidate], *, yes: bool, force: bool) -> dict[int, str]:
+    """Why each skill that cannot be installed now is refused (by the candidate's id)."""
+    refusals: dict[int, str] = {}
+    seen: set[str] = set()
+    for c in candidates:
+        if c.skip:
+            continue
+        if c.problem:
+            refusals[id(c)] = f"{c.name} cannot be installed ({c.problem})"
+        elif c.name in seen:
+            refusals[id(c)] = (f"{c.name} is defined twice in this source ({c.subdir}); "
+                               "the first is taken")
+        elif c.replaces is not None and not force:
+            refusals[id(c)] = (f"this profile already has skill {c.name} — `hermes skills "
+                                f"update {c.name}`, or pass --force to replace it")
+        elif c.findings and yes and not force:
+            refusals[id(c)] = (f"the scan found problems in {c.name} (listed above) — pass "
+                                "--force to install it anyway")
+        seen.add(c.name)
+    return refusals
 
 
 def _describe(candidate: Candidate) -> None:
     if candidate.problem:
         out(f"  ✗ {candidate.name}: cannot be installed: {candidate.problem}")
         return
+    if candidate.skip:
+        out(f"  - {candidate.name}: skipped: {candidate.skip}")
+        return
     state = f"{len(candidate.findings)} finding(s)" if candidate.findings else "scan: clean"
     replaces = f"; replaces {candidate.replaces.path}" if candidate.replaces else ""
     out(f"  {candidate.name} → skills/{candidate.target} ({state}{replaces})")
+    for note in candidate.notes:
+        out(f"      note: {note}")
     show_findings(candidate.findings)
 
 
 def show_findings(findings: Sequence[Finding]) -> None:
     for finding in findings:
         out(f"      ! {finding}")
-
-
-def _refuse_replacing(ready: Sequence[Candidate], force: bool) -> None:
-    taken = [c.name for c in ready if c.replaces is not None]
-    if taken and not force:
-        raise UserError(f"this profile already has skill {', '.join(taken)}; nothing installed "
-                        f"— `hermes skills update NAME` for installed ones, or pass --force to "
-                        "replace them")
 
 
 def consent(flagged: Sequence[str], yes: bool, force: bool, question: str,
@@ -110,6 +136,11 @@ def _update_one(store: SkillsStore, name: str, entry: LockEntry, fetched: Fetche
     top = top_of(fetched)
     new = top / entry.subdir
     current = store.directory / entry.path
+    if not (current / SKILL_FILE).is_file():
+        where = ("archived — `hermes skills restore` it first" if name in store.archived()
+                 else "gone from this profile — `hermes skills install` it again")
+        out(f"{name}: {where}; not updated")
+        return
     if not (new / SKILL_FILE).is_file():
         out(f"{name}: no longer in {entry.source} ({entry.subdir}); kept as it is")
         return

@@ -118,7 +118,7 @@ def edit_in_editor(store: SkillsStore, home: Home, environ: Mapping[str, str], n
     and scanned). A refused edit is kept in the copy, whose path the error names."""
     from hermes.cli.config_editor import editor_copy, run_editor
 
-    original = store.read(name, file)
+    original = store.read(name, file, to_edit=True)
     suffix = Path(file).suffix if file else ".md"
     with editor_copy(original, environ, prefix=f"hermes-skill-{name}-", suffix=suffix) as copy:
         try:

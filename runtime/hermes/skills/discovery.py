@@ -1,12 +1,17 @@
 """Finding skills in their sources, with a cache of parsed frontmatter.
 
-A source's root holds ``<name>/SKILL.md`` or ``<category>/<name>/SKILL.md``;
-directories starting with ``.`` (the archive, the lock file's neighbours) are not
-searched. The first source defining a name wins (the home, then
-``skills.directories`` in order, then the bundled skills); the others are reported
-as shadowed. A malformed ``SKILL.md``, one whose name differs from its directory,
-one failing the threat scan (text edited in by hand) or one that is a link leading out
-of its skill (``links.py``) is skipped and reported once as a ``Problem``.
+A directory holding ``SKILL.md`` is one skill (its sub-directories are its files). A
+source's root holds skills at any depth up to ``MAX_DEPTH``: ``<name>/``,
+``<category>/<name>/``, hermes-agent's ``<category>/<group>/<name>/``, Claude Code's
+``plugins/<plugin>/skills/<name>/`` (``category_of`` names the category). Directories
+starting with ``.`` (the archive, the lock file's neighbours) and ``EXCLUDED_DIRS`` are
+not searched. A skill is known by its frontmatter ``name`` even where its directory is
+called otherwise (as hermes-agent loads it). The first source defining a name wins (the
+home, then ``skills.directories`` in order, then the bundled skills); the others are
+reported as shadowed. A malformed ``SKILL.md``, one failing the threat scan (text edited
+in by hand) or one that is a link leading out of its skill (``links.py``) is skipped and
+reported once as a ``Problem``; the home's own can still be edited or deleted
+(``store.withheld``).
 
 Parsing hundreds of frontmatters with YAML costs more than the rest of a listing,
 so results are cached in the home (``.cache/skills.json``) by each file's
@@ -28,7 +33,13 @@ from hermes.skills.format import SkillFormatError, SkillMeta, parse_skill_text
 from hermes.skills.links import within
 from hermes.skills.model import SKILL_FILE, Skill, SkillSource
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
+MAX_DEPTH = 6
+"""How many directories deep under a source's root a skill's directory may be."""
+EXCLUDED_DIRS = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
+"""Never searched for skills (nor is any directory starting with ``.``)."""
+PLUGIN_SKILLS_DIR = "skills"
+"""Claude Code's ``<plugin>/skills/<name>/``: the plugin is the category."""
 _SKILL_SUFFIX = os.sep + SKILL_FILE
 """Appended to directory paths (strings, not ``Path``: hundreds per listing)."""
 
@@ -40,6 +51,10 @@ class Problem:
     file: Path
     field: str
     message: str
+    name: str = ""
+    """The skill's name: its frontmatter's when that was read, else its directory's."""
+    category: str | None = None
+    source: SkillSource | None = None
 
     def __str__(self) -> str:
         return f"{self.file}: {self.field}: {self.message}; skipped"
@@ -126,17 +141,31 @@ def discover(sources: Sequence[SkillSource], cache: ParseCache, platform: str) -
 
 
 def skill_dirs(root: Path) -> Iterator[tuple[str | None, str, os.stat_result]]:
-    """``(category, directory, stat of its SKILL.md)`` of every directory under ``root``
-    holding a ``SKILL.md`` (one ``stat`` per directory looked at)."""
-    for entry in _subdirs(root):
+    """``(category, directory, stat of its SKILL.md)`` of every skill under ``root``, at
+    most ``MAX_DEPTH`` deep (one ``stat`` per directory looked at)."""
+    return _walk(str(root), ())
+
+
+def _walk(path: str, parents: tuple[str, ...]
+          ) -> Iterator[tuple[str | None, str, os.stat_result]]:
+    for entry in _subdirs(path):
         stat = _stat(entry.path + _SKILL_SUFFIX)
         if stat is not None:
-            yield None, entry.path, stat
-            continue
-        for inner in _subdirs(entry.path):
-            stat = _stat(inner.path + _SKILL_SUFFIX)
-            if stat is not None:
-                yield entry.name, inner.path, stat
+            yield category_of(parents), entry.path, stat
+        elif len(parents) + 1 < MAX_DEPTH and entry.name not in EXCLUDED_DIRS:
+            yield from _walk(entry.path, (*parents, entry.name))
+
+
+def category_of(parents: Sequence[str]) -> str | None:
+    """The category of a skill whose directory is under ``parents`` (the directories
+    between the source's root and it): the first of them (hermes-agent's
+    ``mlops/training/axolotl`` is in ``mlops``), except in Claude Code's
+    ``.../<plugin>/skills/<name>``, where it is the plugin (``skills/<name>``: none)."""
+    parts = list(parents)
+    if PLUGIN_SKILLS_DIR in parts:
+        cut = len(parts) - 1 - parts[::-1].index(PLUGIN_SKILLS_DIR)
+        parts = parts[cut - 1:cut] if cut else parts[cut + 1:]
+    return parts[0] if parts else None
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -169,7 +198,10 @@ def _load(source: SkillSource, category: str | None, directory: str, stat: os.st
         cache.put(file, entry)
     loaded: Skill | Problem
     if entry.get("problem"):
-        loaded = Problem(Path(file), *entry["problem"])
+        field_name, message = entry["problem"]
+        loaded = Problem(Path(file), field_name, message,
+                         name=entry.get("name") or os.path.basename(directory),
+                         category=category, source=source)
     else:
         meta = SkillMeta.from_dict(entry["meta"])
         loaded = Skill(meta.name, Path(directory), meta.description, category, source, meta)
@@ -178,22 +210,26 @@ def _load(source: SkillSource, category: str | None, directory: str, stat: os.st
 
 
 def parse_entry(file: Path, directory_name: str) -> dict[str, Any]:
-    """``{"meta": ...}`` for a good ``SKILL.md``, else ``{"problem": [field, message]}``."""
+    """``{"meta": ..., "notes": [...]}`` for a good ``SKILL.md`` (notes: what the loader
+    forgave), else ``{"problem": [field, message], "name": ...}``."""
     from hermes.memory.scan import find_threat  # only on a cache miss: its patterns cost
 
     if os.path.islink(file) and not within(file, file.parent):
         return {"problem": ["file", "a symbolic link leading outside the skill, never read"]}
+    notes: list[str] = []
     try:
         text = file.read_text(encoding="utf-8")
-        meta, _ = parse_skill_text(text, str(file))
+        meta, _ = parse_skill_text(text, str(file), notes)
     except (OSError, UnicodeDecodeError) as exc:
         return {"problem": ["file", f"cannot be read ({exc})"]}
     except SkillFormatError as exc:
         return {"problem": [exc.field, exc.problem]}
-    if meta.name != directory_name:
-        return {"problem": ["name", f"{meta.name!r} differs from its directory "
-                                    f"{directory_name!r} — rename one to match"]}
     threat = find_threat(text)
     if threat is not None:
-        return {"problem": ["content", f"withheld: {threat.reason()} — edit or delete it"]}
-    return {"meta": meta.to_dict()}
+        return {"problem": ["content", f"withheld: {threat.reason()} — fix it with `hermes "
+                                       f"skills edit {meta.name}` or remove it with `hermes "
+                                       f"skills delete {meta.name}`"], "name": meta.name}
+    if meta.name != directory_name:
+        notes.append(f"name: {meta.name!r} differs from its directory {directory_name!r}; "
+                     f"known as {meta.name}")
+    return {"meta": meta.to_dict(), "notes": notes}

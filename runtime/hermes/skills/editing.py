@@ -19,6 +19,7 @@ from hermes.skills.guard import (
     scan_content,
 )
 from hermes.skills.links import refuse_outside, tree
+from hermes.skills.lockfile import read_lock, write_lock
 from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill, SkillError
 
 if TYPE_CHECKING:
@@ -27,9 +28,10 @@ if TYPE_CHECKING:
 FILE_MODE = 0o644
 
 
-def writable(store: SkillsStore, name: str, action: str) -> Skill:
-    """The home's skill ``name``; bundled and configured skills are refused."""
-    skill = store.get(name)
+def writable(store: SkillsStore, name: str, action: str, *, repair: bool = False) -> Skill:
+    """The home's skill ``name``; bundled and configured skills are refused. ``repair``:
+    also one the listing skips (malformed or withheld by the scan), to fix or delete."""
+    skill = (store.withheld(name) if repair else None) or store.get(name)
     if not skill.writable:
         raise SkillError(f'cannot {action} skill "{name}": it is read-only ({skill.origin}); '
                          f"create your own copy under the same name (it takes precedence)")
@@ -60,7 +62,7 @@ def create(store: SkillsStore, name: str, content: str, category: str | None,
 
 
 def edit(store: SkillsStore, name: str, content: str, by: Actor) -> Skill:
-    skill = writable(store, name, "edit")
+    skill = writable(store, name, "edit", repair=True)
     check_skill_md(name, content)
     atomic_write(skill.file, content, mode=FILE_MODE)
     store.state.note_write(name, "edit", by, SKILL_FILE)
@@ -121,7 +123,7 @@ def remove_file(store: SkillsStore, name: str, file: str, by: Actor) -> None:
 
 def deletable(store: SkillsStore, name: str) -> Skill:
     """The home's skill ``name`` if it may be deleted (not read-only, not pinned)."""
-    skill = writable(store, name, "delete")
+    skill = writable(store, name, "delete", repair=True)
     if store.usage(name).pinned:
         raise SkillError(f'skill "{name}" is pinned; unpin it first with '
                          f"`hermes skills unpin {name}`")
@@ -129,9 +131,14 @@ def deletable(store: SkillsStore, name: str) -> Skill:
 
 
 def delete(store: SkillsStore, name: str, by: Actor) -> None:
+    """Delete the skill and its lock entry (else ``skills update`` would bring it back);
+    an unreadable lock refuses before anything is removed."""
     skill = deletable(store, name)
+    locked = read_lock(store.directory)
     store.remove_tree(skill.path)
     remove_empty_category(store, skill)
+    if locked.pop(name, None) is not None:
+        write_lock(store.directory, locked)
     store.state.note_write(name, "delete", by)
 
 

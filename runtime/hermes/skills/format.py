@@ -26,8 +26,14 @@ from hermes.errors import UserError
 NAME_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?")
 """Skill and category names: lowercase letters, digits, ``-``, ``_`` and ``.``, at most
 64 characters, starting and ending with a letter or digit (agentskills.io allows only
-``-``; hermes-agent's names also use ``_`` and ``.``)."""
+``-``; hermes-agent's names also use ``_`` and ``.``). The one rule of the loader,
+``hermes skills create``/``install`` and ``skill_manage`` (``check_name``)."""
+NAME_RULE = ("1-64 lowercase letters, digits, '-', '_' or '.', starting and ending with a "
+             "letter or digit")
+"""``NAME_PATTERN`` in words, for errors, help texts and the tool schema."""
 MAX_DESCRIPTION_CHARS = 1024
+"""agentskills.io's limit: the loader cuts a longer description (as hermes-agent does,
+with a note); writes through the store refuse one (as hermes-agent's skill_manage)."""
 MAX_COMPATIBILITY_CHARS = 500
 PLATFORMS = {"linux": "linux", "macos": "darwin", "windows": "win32"}
 """Frontmatter platform names and the ``sys.platform`` prefix each stands for."""
@@ -88,8 +94,11 @@ class SkillMeta:
             platform.startswith(PLATFORMS[p]) for p in self.platforms)
 
 
-def split_frontmatter(text: str, file: str) -> tuple[dict[str, Any], str]:
-    """The frontmatter mapping and the Markdown body of a ``SKILL.md`` text."""
+def split_frontmatter(text: str, file: str,
+                      notes: list[str] | None = None) -> tuple[dict[str, Any], str]:
+    """The frontmatter mapping and the Markdown body of a ``SKILL.md`` text (``notes``:
+    see ``parse_skill_text``; the loader reads ``description: Use it: when...`` as
+    hermes-agent and Claude Code do, as if the value were quoted)."""
     text = text.lstrip("\ufeff")
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
@@ -105,6 +114,11 @@ def split_frontmatter(text: str, file: str) -> tuple[dict[str, Any], str]:
     try:
         data = yaml.load("\n".join(lines[1:end]), Loader=loader)
     except yaml.YAMLError as exc:
+        data = _quoted_values(lines[1:end], loader) if notes is not None else None
+        if data is not None and notes is not None:
+            notes.append("frontmatter: a value holding ': ' was read as quoted text "
+                         "(strict YAML refuses it) — quote it")
+            return data, "\n".join(lines[end + 1:])
         mark = getattr(exc, "problem_mark", None)
         where = f" on line {mark.line + 2}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
@@ -114,24 +128,49 @@ def split_frontmatter(text: str, file: str) -> tuple[dict[str, Any], str]:
     return data, "\n".join(lines[end + 1:])
 
 
-def parse_skill_text(text: str, file: str) -> tuple[SkillMeta, str]:
-    """The validated frontmatter and the body of a ``SKILL.md`` text."""
-    data, body = split_frontmatter(text, file)
-    meta = parse_meta(data, file)
+_PLAIN_VALUE = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^\s\"'\[{|>&*!%@`#].*: .*)$")
+"""A top-level ``key: value`` whose unquoted value holds ``': '`` (invalid YAML)."""
+
+
+def _quoted_values(lines: list[str], loader: Any) -> dict[str, Any] | None:
+    """The frontmatter again with such values quoted; None when that is not the fault."""
+    import json
+
+    import yaml
+
+    fixed = [_PLAIN_VALUE.sub(lambda m: f"{m[1]}: {json.dumps(m[2].rstrip())}", line)
+             for line in lines]
+    if fixed == lines:
+        return None
+    try:
+        data = yaml.load("\n".join(fixed), Loader=loader)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def parse_skill_text(text: str, file: str,
+                     notes: list[str] | None = None) -> tuple[SkillMeta, str]:
+    """The validated frontmatter and the body of a ``SKILL.md`` text. ``notes``: the
+    loader's list of what it forgave (a description over the limit, cut); None for a
+    write, which refuses it instead."""
+    data, body = split_frontmatter(text, file, notes)
+    meta = parse_meta(data, file, notes)
     if not body.strip():
         raise SkillFormatError(file, "body", "empty — write the instructions below the "
                                "frontmatter")
     return meta, body
 
 
-def parse_meta(data: Mapping[str, Any], file: str) -> SkillMeta:
-    """Validate frontmatter fields; ``SkillFormatError`` names the first bad one."""
+def parse_meta(data: Mapping[str, Any], file: str, notes: list[str] | None = None) -> SkillMeta:
+    """Validate frontmatter fields; ``SkillFormatError`` names the first bad one
+    (``notes``: see ``parse_skill_text``)."""
     metadata = _mapping(data, "metadata", file)
     nested = metadata.get("hermes")
     hermes: dict[str, Any] = nested if isinstance(nested, dict) else {}
     return SkillMeta(
         name=check_name(_text(data, "name", file, required=True), file),
-        description=_description(data, file),
+        description=_description(data, file, notes),
         version=_optional_text(data, "version", file),
         license=_optional_text(data, "license", file),
         compatibility=_compatibility(data, file),
@@ -150,9 +189,7 @@ def parse_meta(data: Mapping[str, Any], file: str) -> SkillMeta:
 def check_name(name: str, file: str, field: str = "name") -> str:
     """``name`` if it is a valid skill (or category) name."""
     if not NAME_PATTERN.fullmatch(name):
-        raise SkillFormatError(file, field, f"{name!r} is not a valid name — use 1-64 "
-                               "lowercase letters, digits, '-', '_' or '.', starting and "
-                               "ending with a letter or digit")
+        raise SkillFormatError(file, field, f"{name!r} is not a valid name — use {NAME_RULE}")
     return name
 
 
@@ -171,12 +208,16 @@ def _optional_text(data: Mapping[str, Any], key: str, file: str) -> str | None:
     return _text(data, key, file) or None
 
 
-def _description(data: Mapping[str, Any], file: str) -> str:
+def _description(data: Mapping[str, Any], file: str, notes: list[str] | None) -> str:
     text = _text(data, "description", file, required=True)
-    if len(text) > MAX_DESCRIPTION_CHARS:
+    if len(text) <= MAX_DESCRIPTION_CHARS:
+        return text
+    if notes is None:
         raise SkillFormatError(file, "description", f"{len(text)} characters — shorten it "
                                f"to at most {MAX_DESCRIPTION_CHARS}")
-    return text
+    notes.append(f"description: {len(text)} characters, cut to {MAX_DESCRIPTION_CHARS} "
+                 "(the agentskills.io limit) — shorten it to keep its end")
+    return text[:MAX_DESCRIPTION_CHARS - 3] + "..."
 
 
 def _compatibility(data: Mapping[str, Any], file: str) -> str | None:

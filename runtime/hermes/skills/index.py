@@ -40,12 +40,25 @@ def skills_inputs(skills: SkillsStore, tools: ToolRegistry) -> dict[str, Any]:
 
 def render_index(skills: Sequence[Skill], max_chars: int,
                  records: Mapping[str, SkillRecord] | None = None) -> str:
-    """The index text, or ``""`` when there are no skills."""
-    if not skills:
+    """The index text, or ``""`` when there are no skills or ``max_chars`` is 0: as many
+    skills as fit, the last line counting the rest. Under a cap too small for the
+    introduction it is left out; when not even one skill fits, the heading and that count
+    alone remain (over a tiny cap: the model must know skills exist)."""
+    if not skills or max_chars <= 0:
         return ""
     records = records or {}
-    head = f"{HEADER}\n{INTRO}"
-    budget = max_chars - len(head) - len(_left_out(len(skills))) - 2
+    for head in (f"{HEADER}\n{INTRO}", HEADER):
+        budget = max_chars - len(head) - len(_left_out(len(skills))) - 2
+        chosen = _choose(skills, records, budget)
+        if chosen:
+            return "\n".join([head, *_grouped(chosen),
+                              _left_out(len(skills) - len(chosen))]).rstrip()
+    return f"{HEADER}{_left_out(len(skills))}"
+
+
+def _choose(skills: Sequence[Skill], records: Mapping[str, SkillRecord],
+            budget: int) -> list[tuple[Skill, str]]:
+    """The skills whose lines (and category headings) fit ``budget``, by priority."""
     chosen: list[tuple[Skill, str]] = []
     headed: set[str | None] = set()
     for skill in sorted(skills, key=lambda s: _priority(s, records)):
@@ -56,9 +69,7 @@ def render_index(skills: Sequence[Skill], max_chars: int,
         budget -= cost
         headed.add(skill.category)
         chosen.append((skill, line))
-    if not chosen:
-        return ""
-    return "\n".join([head, *_grouped(chosen), _left_out(len(skills) - len(chosen))]).rstrip()
+    return chosen
 
 
 def one_line(text: str) -> str:

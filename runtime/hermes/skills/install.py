@@ -3,10 +3,14 @@
 A source is a local directory or a git URL (``https://``, ``ssh://``, ``git@host:``,
 ``file://``, or anything ending in ``.git``), optionally followed by ``#subdir``.
 What it points at is one skill (a directory holding ``SKILL.md``) or a directory of
-skills (``<name>/SKILL.md`` or ``<category>/<name>/SKILL.md``). Each skill found is
-validated and scanned (``guard.scan_tree``) before the caller decides; installing
-copies it into the home under ``skills/<category>/<name>/`` (whole or not at all)
-and records the source, commit and content hash in ``skills/.lock.json``.
+skills at any depth the loader searches (``<name>/``, ``<category>/<name>/``,
+hermes-agent's ``<category>/<group>/<name>/``, Claude Code's
+``plugins/<plugin>/skills/<name>/``: ``discovery.skill_dirs``). Each skill found is
+validated and scanned (``guard.scan_tree``) before the caller decides; one meant for
+another platform is skipped. Installing copies a skill into the home under
+``skills/<category>/<name>/``, ``name`` being its frontmatter's even where its directory
+was called otherwise (whole or not at all), and records the source, commit and content
+hash in ``skills/.lock.json``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 from hermes.errors import UserError
 from hermes.fsutil import private_dir
 from hermes.skills.discovery import parse_entry, skill_dirs
-from hermes.skills.format import check_name
+from hermes.skills.format import SkillMeta, check_name
 from hermes.skills.guard import Finding, relative_parts, scan_tree
 from hermes.skills.links import Entry, copy_tree, shown, tree
 from hermes.skills.lockfile import LockEntry, content_hash, read_lock, write_lock
@@ -79,6 +83,11 @@ class Candidate:
     """Its directory relative to the fetched source's top (for updates)."""
     problem: str | None = None
     """Why it cannot be installed at all (a malformed ``SKILL.md``)."""
+    skip: str | None = None
+    """Why it is left out without an error (meant for another platform)."""
+    notes: list[str] = field(default_factory=list)
+    """What the loader forgives and the user should know (a name differing from the
+    directory, a description cut to the limit)."""
     findings: list[Finding] = field(default_factory=list)
     """What the scan found (installs only with the user's explicit consent)."""
     replaces: Skill | None = None
@@ -159,20 +168,28 @@ def check_candidate(store: SkillsStore, directory: Path, top: Path,
     subdir = directory.relative_to(top).as_posix() if directory != top else "."
     if entry.get("problem"):
         field_name, message = entry["problem"]
-        return Candidate(directory.name, category, directory, subdir,
+        return Candidate(entry.get("name") or directory.name, category, directory, subdir,
                          problem=f"{SKILL_FILE}: {field_name}: {message}")
-    name = entry["meta"]["name"]
-    existing = store.find(name)
-    return Candidate(name, category, directory, subdir, findings=scan_tree(directory),
+    meta = SkillMeta.from_dict(entry["meta"])
+    if not meta.applies_to(store.platform):
+        return Candidate(meta.name, category, directory, subdir,
+                         skip=f"only for {', '.join(meta.platforms)} (this is "
+                              f"{store.platform})")
+    existing = store.find(meta.name)
+    return Candidate(meta.name, category, directory, subdir, notes=entry["notes"],
+                     findings=scan_tree(directory),
                      replaces=existing if existing is not None and existing.writable else None)
 
 
 def install(store: SkillsStore, candidate: Candidate, fetched: Fetched) -> Skill:
     """Copy ``candidate`` into the home (replacing a skill of its name) and lock it."""
-    if candidate.problem:
-        raise SkillError(f"{candidate.name}: {candidate.problem}")
+    if candidate.problem or candidate.skip:
+        raise SkillError(f"{candidate.name}: {candidate.problem or candidate.skip}")
     entries = read_lock(store.directory)  # an unreadable lock refuses before any copy
     target = store.directory / candidate.target
+    if target.exists() and (candidate.replaces is None or candidate.replaces.path != target):
+        raise SkillError(f"{candidate.name}: skills/{candidate.target} exists already and "
+                         "holds another skill; rename or move one of them")
     _replace_dir(store, candidate.directory, target, candidate.replaces)
     now = store.clock()
     entries[candidate.name] = LockEntry(

@@ -133,9 +133,19 @@ class SkillsStore:
                                 "skills_list tool) shows them")
         return found
 
-    def read(self, name: str, file: str | None = None) -> str:
-        """The text of ``SKILL.md`` (or of a supporting file) of skill ``name``."""
-        skill = self.get(name)
+    def withheld(self, name: str) -> Skill | None:
+        """The home's skill ``name`` that the listing skips (malformed, or withheld by the
+        scan), to be edited or deleted; None when there is none."""
+        for problem in self.scan().problems:
+            source = problem.source
+            if problem.name == name and source is not None and source.kind == "home":
+                return Skill(name, problem.file.parent, "", problem.category, source)
+        return None
+
+    def read(self, name: str, file: str | None = None, *, to_edit: bool = False) -> str:
+        """The text of ``SKILL.md`` (or of a supporting file) of skill ``name``;
+        ``to_edit``: of the home's own skill, withheld ones included (others refused)."""
+        skill = editing.writable(self, name, "edit", repair=True) if to_edit else self.get(name)
         path = skill.file if file in (None, "", "SKILL.md") else self.file_path(skill, str(file))
         refuse_outside(path, skill.path, f"{file or SKILL_FILE} of skill {name!r}")
         try:

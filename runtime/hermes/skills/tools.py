@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.errors import UserError
+from hermes.skills.format import NAME_RULE
 from hermes.skills.links import refuse_outside
 from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill
 from hermes.skills.store import SkillsStore
@@ -168,8 +169,7 @@ def skill_manage_tool(store: SkillsStore, actor: Actor = "agent") -> ToolSpec:
     schema = object_schema(
         ("action", "name"),
         action={"type": "string", "enum": list(ACTIONS), "description": "What to do."},
-        name={"type": "string", "description": "The skill's name: lowercase letters, digits "
-                                               "and '-', at most 64 characters."},
+        name={"type": "string", "description": f"The skill's name: {NAME_RULE}."},
         content={**text, "description": "The whole SKILL.md (create, edit)."},
         category={**text, "description": "A category directory for create, e.g. devops."},
         file_path={**text, "description": "A supporting file under "
