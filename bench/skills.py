@@ -12,10 +12,13 @@ Measurements (``MEASUREMENTS``: a name and a function from the run's ``Context``
 ``Figure``s; a new measurement is one more function and one more entry):
 
 ``list``
-    ``hermes skills list`` with the same 300 skills (``skills/<category>/<name>/SKILL.md``,
-    10 categories) in both homes: one untimed run each, then ``--rounds`` interleaved
-    rounds, the order flipping every round (``cli_startup.measure``); median wall time.
-    Target: ours <= 0.3x theirs.
+    ``hermes skills list`` with the same 300 real-shaped skills in both homes
+    (``install_skills``: 10 categories; ``<category>/<name>/``, hermes-agent's nested
+    ``<category>/<group>/<name>/`` and uncategorized ``<name>/``; descriptions of 60 to
+    1,000 characters, tags, required variables, references/ and scripts/ files in some,
+    ``platforms: [macos]`` in a few, bodies of 1 to 8 kB): one untimed run each, then
+    ``--rounds`` interleaved rounds, the order flipping every round
+    (``cli_startup.measure``); median wall time. Target: ours <= 0.3x theirs.
 ``index``
     The system prompt's skills index for those 300 skills, in-process, ours only:
     listing, use counts and rendering, as a new session does (``skills_inputs`` plus
@@ -38,8 +41,11 @@ import argparse
 import json
 import os
 import platform
+import random
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,22 +96,55 @@ class Figure:
         return "PASS" if self.value <= self.target else "FAIL"
 
 
+WORDS = ("deploy the service", "check the logs", "roll back on errors", "rotate the keys",
+         "migrate the schema", "profile the slow query", "review the diff", "tag the release",
+         "clean the dataset", "train the adapter", "serve the model", "draft the summary")
+
+
 def skill_text(i: int) -> str:
-    """A realistic SKILL.md of ~1.5 kB: frontmatter with tags, steps, pitfalls."""
-    return (f"---\nname: skill-{i:03d}\ndescription: Handles task {i} of its area end to "
-            f"end - setup, the steps, checks and the usual pitfalls.\nversion: 1.0.0\n"
-            f"license: MIT\nmetadata:\n  hermes:\n    tags: [bench, area{i % CATEGORIES}]\n"
-            f"---\n\n# Skill {i}\n\n## Steps\n\n"
-            + "".join(f"{n}. Do step {n} of task {i} and check its output.\n"
-                      for n in range(1, 20))
-            + "\n## Pitfalls\n\n" + "- Something that went wrong before.\n" * 10)
+    """A real-shaped SKILL.md (deterministic in ``i``): hermes-agent-style frontmatter
+    (version, license, tags, some required variables or platforms), a description of
+    60 to 1,000 characters, then 1 to 8 kB of steps, commands and pitfalls."""
+    rng = random.Random(i)
+    description = f"Skill {i}: " + ", ".join(rng.choices(WORDS, k=rng.choice((3, 8, 20, 40))))
+    description = description[:1000].replace(": ", " - ", 1)
+    extra = ""
+    if i % 7 == 0:
+        extra += "required_environment_variables: [GITHUB_TOKEN]\n"
+    if i % 50 == 3:
+        extra += "platforms: [macos, linux]\n"
+    steps = "".join(f"{n}. {rng.choice(WORDS).capitalize()} for case {i}: run "
+                    f"`make step-{n} CASE={i}` and check its output.\n"
+                    for n in range(1, rng.randint(8, 60)))
+    return (f"---\nname: skill-{i:03d}\ndescription: {description}\nversion: 1.{i % 4}.0\n"
+            f"license: MIT\n{extra}metadata:\n  hermes:\n    tags: [bench, area{i % CATEGORIES}]\n"
+            f"    related_skills: [skill-{(i + 1) % SKILLS:03d}]\n---\n\n# Skill {i}\n\n"
+            f"## When to use\n\n{description}\n\n## Steps\n\n{steps}\n## Pitfalls\n\n"
+            + "- Something that went wrong before, and how it was fixed.\n" * rng.randint(2, 12))
+
+
+def skill_dir(home: Path, i: int) -> Path:
+    """Where skill ``i`` lives: most in ``<category>/<name>/``, one in six nested one
+    level deeper (hermes-agent's ``mlops/training/axolotl``), one in twenty with no
+    category."""
+    skills, name = home / "skills", f"skill-{i:03d}"
+    if i % 20 == 19:
+        return skills / name
+    category = skills / f"area{i % CATEGORIES}"
+    return category / f"group{i % 3}" / name if i % 6 == 5 else category / name
 
 
 def install_skills(home: Path) -> None:
     for i in range(SKILLS):
-        directory = home / "skills" / f"area{i % CATEGORIES}" / f"skill-{i:03d}"
+        directory = skill_dir(home, i)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "SKILL.md").write_text(skill_text(i), encoding="utf-8")
+        if i % 4 == 0:
+            (directory / "references").mkdir()
+            (directory / "references" / "notes.md").write_text(f"# Notes {i}\n" * 40)
+        if i % 5 == 0:
+            (directory / "scripts").mkdir()
+            (directory / "scripts" / "run.sh").write_text(f"#!/bin/sh\nmake case-{i}\n")
 
 
 def measure_list(ctx: Context) -> list[Figure]:
@@ -117,12 +156,23 @@ def measure_list(ctx: Context) -> list[Figure]:
         install_skills(ctx.tmp / side / ".hermes")
     ours = Command("ours skills list", [str(ctx.ours), "skills", "list"], envs["ours"])
     theirs = Command("theirs skills list", [str(ctx.theirs), "skills", "list"], envs["theirs"])
+    for command in (ours, theirs):
+        check_lists_all(command)
     measure([ours], [theirs], ctx.rounds)
     ctx.raw["list"] = {c.label: {"wall_ms": c.wall_ms, "maxrss_kib": c.maxrss_kib}
                        for c in (ours, theirs)}
     return [Figure("ours skills list", ours.median_ms, "ms"),
             Figure("theirs skills list", theirs.median_ms, "ms"),
             Figure("ours / theirs", ours.median_ms / theirs.median_ms, "x", LIST_TARGET)]
+
+
+def check_lists_all(command: Command) -> None:
+    """Both sides must find every skill (the nested ones too) for the race to be fair."""
+    done = subprocess.run(command.argv, env=command.env, capture_output=True, text=True,
+                          check=True, stdin=subprocess.DEVNULL)
+    found = set(re.findall(r"skill-\d{3}", done.stdout))
+    if len(found) != SKILLS:
+        sys.exit(f"{command.label} lists {len(found)} of the {SKILLS} skills")
 
 
 def measure_index(ctx: Context) -> list[Figure]:
