@@ -424,10 +424,11 @@ class SkillsConfig(Section):
     prompt lists them."""
 
     directories: list[NonBlank] = Field(default_factory=list)
-    """More directories shaped like ``$HERMES_HOME/skills/`` (``<name>/SKILL.md`` or
-    ``<category>/<name>/SKILL.md``), read-only, searched after the home's and before the
-    bundled skills; a relative one is relative to the home. E.g. what the NixOS module's
-    ``extraSkills`` renders."""
+    """More directories shaped like ``$HERMES_HOME/skills/`` (``<name>/SKILL.md``,
+    ``<category>/<name>/SKILL.md``, nested groups up to 6 deep, Claude Code's
+    ``plugins/<plugin>/skills/<name>/``), read-only, searched after the home's and before
+    the bundled skills; a relative one is relative to the home. E.g. what the NixOS
+    module's ``extraSkills`` renders."""
     bundled: bool = True
     """Offer the skills shipped with Hermes (read-only; a home skill of the same name
     takes precedence)."""
