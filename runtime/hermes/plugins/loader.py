@@ -15,8 +15,10 @@ import importlib.util
 import re
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
+from hermes.plugins.compat import plugin_builtins
 from hermes.plugins.discovery import Found
 
 NAMESPACE = "hermes_plugins"
@@ -26,8 +28,10 @@ class PluginLoadError(Exception):
     """The plugin's module cannot be found or has no ``register``."""
 
 
-def import_plugin(found: Found) -> Any:
-    """The plugin's module (or what its entry point names), imported once per process."""
+def import_plugin(found: Found, home: Path | None = None) -> Any:
+    """The plugin's module (or what its entry point names), imported once per process;
+    hermes-agent's module names are offered to it (``compat``: ``home`` is its
+    ``get_hermes_home()``)."""
     if found.entry_point is not None:
         return _entry_point_module(found.entry_point)
     if found.path is None or not (found.path / "__init__.py").is_file():
@@ -42,6 +46,7 @@ def import_plugin(found: Found) -> Any:
     if spec is None or spec.loader is None:
         raise PluginLoadError(f"cannot import {found.path}")
     module = importlib.util.module_from_spec(spec)
+    module.__builtins__ = plugin_builtins(name, found.path, found.names, home)  # type: ignore[attr-defined]
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
