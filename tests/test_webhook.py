@@ -5,6 +5,7 @@ counted as bytes arrive, restricted toolsets, and the answer in the response."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sqlite3
 import time
@@ -127,10 +128,12 @@ def test_a_body_changed_on_the_way_is_refused(hook: tuple[Gateway, str], llm: Si
 
 def test_a_stale_or_future_timestamp_is_refused(hook: tuple[Gateway, str], llm: Since) -> None:
     _, url = hook
-    for skew in (-61, 61):
+    for skew, said in ((-61, "in the past"), (61, "in the future")):
         response = deliver(url, "issues", ISSUE, timestamp=time.time() + skew)
         assert response.status_code == 401, response.text
-        assert "outside the replay window of 60 s" in response.json()["error"]["message"]
+        message = response.json()["error"]["message"]
+        assert re.search(rf"its timestamp is 6\d s {said}, outside the replay window of 60 s",
+                         message), message
     assert llm.requests == []
 
 
@@ -166,6 +169,37 @@ def test_github_signatures(hook: tuple[Gateway, str], llm: Since) -> None:
     missing = httpx.post(f"{url}github", content=raw, timeout=60)
     assert missing.status_code == 401
     assert "missing x-hub-signature-256" in missing.json()["error"]["message"]
+
+
+def test_a_signed_github_ping_is_answered_without_the_agent(hook: tuple[Gateway, str],
+                                                            llm: Since) -> None:
+    """A new GitHub webhook's first delivery is a ``ping`` (no template field it could
+    fill): answered 200, so GitHub shows the hook as working; unsigned, it is refused."""
+    _, url = hook
+    raw = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 7,
+                      "hook": {"type": "Repository", "events": ["push"]}}).encode()
+    ping = {"x-github-event": "ping", "x-github-delivery": "ping-1",
+            "x-hub-signature-256": sign(WEBHOOK_SECRET, raw)}
+    response = httpx.post(f"{url}github", content=raw, headers=ping, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json() == {"status": "pong", "route": "github", "delivery_id": "ping-1"}
+    unsigned = httpx.post(f"{url}github", content=raw, headers={"x-github-event": "ping"},
+                          timeout=60)
+    assert unsigned.status_code == 401
+    assert llm.requests == []
+
+
+def test_the_listeners_root_names_nothing_of_the_agent(hook: tuple[Gateway, str],
+                                                       llm: Since) -> None:
+    gw, url = hook
+    root = url.removesuffix("webhooks/")
+    for path in ("", "favicon.ico", "v1/models"):
+        response = httpx.get(f"{root}{path}", timeout=30)
+        assert response.status_code == 404, (path, response.text)
+        assert response.json() == {"error": {"message": "not found", "type":
+                                             "invalid_request_error", "param": None,
+                                             "code": "not_found"}}, (path, response.text)
+    assert llm.requests == []
 
 
 def test_a_missing_template_field_is_named(hook: tuple[Gateway, str], llm: Since) -> None:

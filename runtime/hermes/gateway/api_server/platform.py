@@ -23,10 +23,11 @@ from hermes.config.platform_schema import ApiServerSettings, ListenerSettings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.app import JSON_BODIES, Served, create_app
-from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send
+from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send, refuse
 from hermes.gateway.api_server.connections import ConnectionLimits, limited_protocol
 from hermes.gateway.api_server.guard import HostRule, guard_requests, is_loopback
 from hermes.gateway.api_server.responses import ResponseStore
+from hermes.gateway.api_server.wire import WireError
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
 from hermes.gateway.service import ProfileService
 
@@ -145,7 +146,7 @@ class Listener:
         self.address = _format_address(sock.getsockname())
         api = guard_requests(create_app(self.served, self.ready, self.limits, self.log),
                              self.host_rule, JSON_BODIES)
-        app = _with_mounts(api, self.mounts)
+        app = _with_mounts(api, self.mounts, self.served)
         config = uvicorn.Config(app, log_config=None, http=limited_protocol(self.connections),
                                 log_level="warning", access_log=False, lifespan="off",
                                 server_header=False, timeout_keep_alive=30)
@@ -179,12 +180,17 @@ def cannot_listen(exc: OSError, host: str, port: int, profile: str, platform: st
                      f"platforms.enabled.{platform}.settings.port PORT`")
 
 
-def _with_mounts(app: App, mounts: dict[str, App]) -> App:
+def _with_mounts(app: App, mounts: dict[str, App], served: dict[str, Served]) -> App:
+    """The mounts by prefix, else the API; a listener serving no API profile (webhooks
+    only) answers a bare 404 that names nothing it does not serve."""
+
     async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         for prefix, mounted in mounts.items():
             if path.startswith(prefix):
                 return await mounted(scope, receive, send)
+        if not served and scope.get("type") == "http":
+            return await refuse(WireError(404, "not found", code="not_found"), send)
         return await app(scope, receive, send)
 
     return dispatch

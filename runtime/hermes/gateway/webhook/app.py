@@ -4,9 +4,10 @@ For each delivery, in order: the route must exist (404) and the method be POST (
 ``Origin`` header, which senders never send and browsers always do, must be the
 server's own (403); the body is read under the platform's limits (413 past
 ``max_body_bytes``, counted as it arrives; 408 when not whole within ``read_timeout``);
-the signature must be good and fresh (401, see ``signature``); a delivery whose
-signature or id was seen is answered 200 ``duplicate`` and not run again (``replay``);
-the body must be JSON (400) and fill the route's template (422 naming the
+the signature must be good and fresh (401, see ``signature``); a signed GitHub
+``ping`` (sent when a hook is created) is answered 200 ``pong`` without the agent; a
+delivery whose signature or id was seen is answered 200 ``duplicate`` and not run again
+(``replay``); the body must be JSON (400) and fill the route's template (422 naming the
 missing field); a turn slot must be free (429). Then the agent runs the prompt in a
 new session with only the route's toolsets: ``deliver: response`` answers 200 with
 the answer; a chat target answers 202 at once and sends the answer there.
@@ -29,7 +30,7 @@ from hermes.gateway.api_server.body import BodyLimits, Receive, Scope, Send, lim
 from hermes.gateway.api_server.guard import foreign_origin
 from hermes.gateway.api_server.wire import WireError
 from hermes.gateway.webhook.replay import ReplayRecord
-from hermes.gateway.webhook.signature import Unauthorized, replay_keys, verify
+from hermes.gateway.webhook.signature import Unauthorized, is_ping, replay_keys, verify
 
 PREFIX = "/webhooks/"
 JSON = [(b"content-type", b"application/json")]
@@ -108,6 +109,8 @@ class WebhookApp:
             delivery_id = verify(route.signature, route.secret, headers, body, hook.window)
         except Unauthorized as exc:
             raise WireError(401, str(exc), "authentication_error", code="bad_signature") from None
+        if is_ping(headers):
+            return 200, {"status": "pong", "route": hook.name, "delivery_id": delivery_id}
         keys = replay_keys(route.signature, headers, delivery_id)
         if not hook.seen.first_time(keys, time.time()):
             return 200, {"status": "duplicate", "route": hook.name, "delivery_id": delivery_id}

@@ -30,6 +30,7 @@ GENERIC_TIMESTAMP = "x-webhook-timestamp"
 GENERIC_ID = "x-webhook-id"
 GITHUB_SIGNATURE = "x-hub-signature-256"
 GITHUB_ID = "x-github-delivery"
+GITHUB_EVENT = "x-github-event"
 MAX_ID = 128
 """Longer delivery ids are remembered by their SHA-256 (memory stays bounded)."""
 
@@ -57,9 +58,16 @@ def verify(scheme: str, secret: str, headers: Mapping[str, str], body: bytes, wi
     except ValueError:
         raise Unauthorized(f"{GENERIC_TIMESTAMP} is not a number of seconds") from None
     if abs(age) > window:
-        raise Unauthorized(f"stale delivery: its timestamp is {age:+.0f} s from now, outside "
-                           f"the replay window of {window:g} s")
+        when = "in the past" if age > 0 else "in the future"
+        raise Unauthorized(f"stale delivery: its timestamp is {abs(age):.0f} s {when}, "
+                           f"outside the replay window of {window:g} s (check the sender's "
+                           "clock)")
     return _short(headers.get(GENERIC_ID) or given)
+
+
+def is_ping(headers: Mapping[str, str]) -> bool:
+    """GitHub's ``ping``, sent when a webhook is created or tested: it asks for nothing."""
+    return headers.get(GITHUB_EVENT, "").strip().lower() == "ping"
 
 
 def replay_keys(scheme: str, headers: Mapping[str, str], delivery_id: str) -> list[str]:
