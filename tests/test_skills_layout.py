@@ -187,3 +187,16 @@ def test_restore_brings_an_archived_skill_back(hermes, root: Path) -> None:
     assert listed(ok(hermes("skills", "list")))["backup-db"] == "ops"
     assert ok(hermes("skills", "restore")).strip() == "no archived skills"
     refused(hermes("skills", "restore", "backup-db"), 'no archived skill "backup-db"')
+
+
+def test_a_directory_taken_by_another_skill_refuses_only_that_one(hermes, root: Path,
+                                                                   tmp_path: Path) -> None:
+    put(root / "skills", "pdf-tools/SKILL.md", skill_md("pdf-kit", "Another PDF skill"))
+    source = tmp_path / "source"
+    shutil.copytree(CORPUS / "renamed", source)
+    shutil.copytree(CORPUS / "mixed" / "tmux-session", source / "tmux-session")
+    result = hermes("skills", "install", str(source), "--yes")
+    refused(result, "skills/pdf-tools exists already and holds another skill",
+            "installed the other 1 skill")
+    assert "installed tmux-session in " in result.stdout
+    assert set(lock(root)) == {"tmux-session"}

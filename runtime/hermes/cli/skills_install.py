@@ -22,7 +22,7 @@ from hermes.skills.install import (
     tree_diff,
 )
 from hermes.skills.lockfile import LockEntry, content_hash, lock_or_none, read_lock
-from hermes.skills.model import SKILL_FILE
+from hermes.skills.model import SKILL_FILE, SkillError
 from hermes.skills.store import SkillsStore
 
 
@@ -41,14 +41,21 @@ def run_install(store: SkillsStore, source: str, category: str | None, *, yes: b
         ready = [c for c in candidates if not c.skip and id(c) not in refusals]
         if not ready and not refusals:
             raise UserError(f"{source}: no skill there is for this platform (see above)")
-        if not yes:
+        if ready and not yes:
             consent([c.name for c in ready if c.findings], yes, force,
                     f"install {_count(ready)}", what="nothing installed")
+        installed = 0
         for candidate in ready:
-            skill = install(store, candidate, fetched)
+            try:
+                skill = install(store, candidate, fetched)
+            except SkillError as exc:  # its place is taken: the others still go in
+                refusals[id(candidate)] = str(exc)
+                continue
+            installed += 1
             out(f"installed {skill.name} in {skill.path}")
     if refusals:
-        done = f"installed the other {_count(ready)}" if ready else "nothing installed"
+        done = f"installed the other {_count(range(installed))}" if installed else \
+            "nothing installed"
         raise UserError(f"{'; '.join(refusals.values())}; {done}")
 
 
