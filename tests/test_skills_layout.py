@@ -78,6 +78,15 @@ def test_claude_code_plugin_skills_install_in_their_plugin_category(hermes, root
     assert lock(root)["review-diff"]["subdir"] == "plugins/code-review/skills/review-diff"
 
 
+def test_openai_skills_in_dot_directories_install_without_a_category(hermes,
+                                                                      root: Path) -> None:
+    out = ok(hermes("skills", "install", str(CORPUS / "openai-skills"), "--yes"))
+    assert "gh-fix-ci → skills/gh-fix-ci (scan: clean)" in out
+    assert "skill-installer → skills/skill-installer (scan: clean)" in out
+    assert (root / "skills" / "gh-fix-ci" / "agents" / "openai.yaml").is_file()
+    assert listed(ok(hermes("skills", "list")))["gh-fix-ci"] == "general"
+
+
 def test_a_name_differing_from_its_directory_installs_under_its_name(hermes,
                                                                       root: Path) -> None:
     out = ok(hermes("skills", "install", str(CORPUS / "renamed"), "--yes"))

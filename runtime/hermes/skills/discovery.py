@@ -36,8 +36,11 @@ from hermes.skills.model import SKILL_FILE, Skill, SkillSource
 CACHE_FORMAT = 5
 MAX_DEPTH = 6
 """How many directories deep under a source's root a skill's directory may be."""
-EXCLUDED_DIRS = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
-"""Never searched for skills (nor is any directory starting with ``.``)."""
+EXCLUDED_DIRS = frozenset({"node_modules", "venv", "site-packages", "__pycache__", ".git",
+                           ".github", ".hub", ".archive", ".venv", ".tox", ".nox", ".cache"})
+"""Never searched for skills. Other directories starting with ``.`` are searched only in
+an install's source (openai/skills' ``skills/.curated/``, a project's ``.claude/skills/``),
+never in a source of the store (the archive, staging directories)."""
 PLUGIN_SKILLS_DIR = "skills"
 """Claude Code's ``<plugin>/skills/<name>/``: the plugin is the category."""
 _SKILL_SUFFIX = os.sep + SKILL_FILE
@@ -140,32 +143,35 @@ def discover(sources: Sequence[SkillSource], cache: ParseCache, platform: str) -
     return found
 
 
-def skill_dirs(root: Path) -> Iterator[tuple[str | None, str, os.stat_result]]:
+def skill_dirs(root: Path, *, hidden: bool = False
+               ) -> Iterator[tuple[str | None, str, os.stat_result]]:
     """``(category, directory, stat of its SKILL.md)`` of every skill under ``root``, at
-    most ``MAX_DEPTH`` deep (one ``stat`` per directory looked at)."""
-    return _walk(str(root), ())
+    most ``MAX_DEPTH`` deep (one ``stat`` per directory looked at); ``hidden``: also in
+    directories starting with ``.`` (see ``EXCLUDED_DIRS``)."""
+    return _walk(str(root), (), hidden)
 
 
-def _walk(path: str, parents: tuple[str, ...]
+def _walk(path: str, parents: tuple[str, ...], hidden: bool
           ) -> Iterator[tuple[str | None, str, os.stat_result]]:
-    for entry in _subdirs(path):
+    for entry in _subdirs(path, hidden):
         stat = _stat(entry.path + _SKILL_SUFFIX)
         if stat is not None:
             yield category_of(parents), entry.path, stat
-        elif len(parents) + 1 < MAX_DEPTH and entry.name not in EXCLUDED_DIRS:
-            yield from _walk(entry.path, (*parents, entry.name))
+        elif len(parents) + 1 < MAX_DEPTH:
+            yield from _walk(entry.path, (*parents, entry.name), hidden)
 
 
 def category_of(parents: Sequence[str]) -> str | None:
     """The category of a skill whose directory is under ``parents`` (the directories
     between the source's root and it): the first of them (hermes-agent's
     ``mlops/training/axolotl`` is in ``mlops``), except in Claude Code's
-    ``.../<plugin>/skills/<name>``, where it is the plugin (``skills/<name>``: none)."""
+    ``.../<plugin>/skills/<name>``, where it is the plugin (``skills/<name>``: none).
+    Directories starting with ``.`` (``.curated``, ``.claude``) name no category."""
     parts = list(parents)
     if PLUGIN_SKILLS_DIR in parts:
         cut = len(parts) - 1 - parts[::-1].index(PLUGIN_SKILLS_DIR)
         parts = parts[cut - 1:cut] if cut else parts[cut + 1:]
-    return parts[0] if parts else None
+    return parts[0] if parts and not parts[0].startswith(".") else None
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -175,10 +181,11 @@ def _stat(path: str) -> os.stat_result | None:
         return None
 
 
-def _subdirs(root: Path | str) -> list[os.DirEntry[str]]:
+def _subdirs(root: Path | str, hidden: bool = False) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(root) as entries:
-            found = [e for e in entries if not e.name.startswith(".") and e.is_dir()]
+            found = [e for e in entries if (hidden or not e.name.startswith("."))
+                     and e.name not in EXCLUDED_DIRS and e.is_dir()]
     except OSError:
         return []
     return sorted(found, key=lambda e: e.name)

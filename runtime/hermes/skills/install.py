@@ -143,7 +143,8 @@ def find_candidates(fetched: Fetched, store: SkillsStore,
         check_name(category, "--category", "category")
     root = fetched.root
     found = [(None, root)] if (root / SKILL_FILE).is_file() else \
-        [(category, Path(directory)) for category, directory, _ in skill_dirs(root)]
+        [(category, Path(directory)) for category, directory, _ in
+         skill_dirs(root, hidden=True)]
     if not found:
         raise UserError(f"{fetched.source.text}: no SKILL.md there, nor in its sub-directories")
     top = top_of(fetched)
