@@ -209,3 +209,10 @@ def test_a_directory_taken_by_another_skill_refuses_only_that_one(hermes, root: 
             "installed the other 1 skill")
     assert "installed tmux-session in " in result.stdout
     assert set(lock(root)) == {"tmux-session"}
+
+
+def test_create_refuses_a_directory_holding_a_skill_of_another_name(hermes, root: Path) -> None:
+    put(root / "skills", "pdf-tools/SKILL.md", skill_md("pdf-kit", "Another PDF skill"))
+    refused(hermes("skills", "create", "pdf-tools", "-d", "PDF helpers"),
+            "skills/pdf-tools exists already", "rename or remove it first")
+    assert "pdf-kit" in (root / "skills" / "pdf-tools" / "SKILL.md").read_text()

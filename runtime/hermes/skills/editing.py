@@ -48,6 +48,9 @@ def create(store: SkillsStore, name: str, content: str, category: str | None,
         raise SkillError(f'skill "{name}" already exists; change it with patch or edit')
     check_skill_md(name, content)
     target = store.directory / category / name if category else store.directory / name
+    if target.exists():  # a skill whose frontmatter names it otherwise, or a stray directory
+        raise SkillError(f"skills/{target.relative_to(store.directory).as_posix()} exists "
+                         "already (not a skill of that name); rename or remove it first")
     staging = store.directory / f".staging-{name}-{os.getpid()}"
     private_dir(staging)
     try:
