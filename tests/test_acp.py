@@ -94,6 +94,7 @@ def test_a_prompt_streams_its_tool_call_and_answer(environ, configured: Path, ll
         ("call_pwd", "execute", "pwd", "in_progress")
     assert (finished.tool_call_id, finished.status) == ("call_pwd", "completed")
     assert str(project) in finished.content[0].content.text  # ran in the session's cwd
+    assert finished.raw_output == json.loads(tool_results(llm)[0])  # an object, not a string
     assert editor.text() == "You are in the project."
     assert stored_sessions(configured) == [(session_id, "acp")]
     offered = llm.requests[0].tool_names

@@ -101,7 +101,20 @@ def call_finished(call: ToolCall, content: str, failed: bool, cwd: Path) -> Tool
     shown = [tool_content(text_block(readable(content)))]
     diff = None if failed else _diff_of(call.name, args, cwd)
     return update_tool_call(call.id, status="failed" if failed else "completed",
-                            content=[diff, *shown] if diff else shown, raw_output=content)
+                            content=[diff, *shown] if diff else shown,
+                            raw_output=raw_output_of(content))
+
+
+def raw_output_of(content: str) -> dict[str, Any]:
+    """The result as a JSON object: the schema leaves ``rawOutput`` open, but the SDK
+    editors still ship (``@zed-industries/agent-client-protocol`` 0.4.x) refuses the whole
+    update unless it is an object. A result that is an object is sent as it is; any other
+    result as ``{"output": text}``."""
+    try:
+        parsed = json.loads(content)
+    except ValueError:
+        return {"output": content}
+    return parsed if isinstance(parsed, dict) else {"output": content}
 
 
 def _diff_of(name: str, args: dict[str, Any], cwd: Path) -> Any:
