@@ -173,3 +173,30 @@ def test_hermes_agent_s_plugins_load_or_are_refused_naming_what_is_missing(
     print(f"\n{loaded} of {len(wheel_plugins)} loaded; refused:\n" +
           "\n".join(f"  {name}: {why}" for name, why in sorted(refusals.items())))
     assert loaded >= LOADED_AT_LEAST, refusals
+
+
+def test_hermes_agent_s_holographic_memory_remembers_across_sessions(
+        hermes_subprocess: Callable[..., subprocess.CompletedProcess[str]],
+        wheel_plugins: list[Path], root: Path) -> None:
+    """Its ``MemoryProvider`` runs as one of ``memory.providers``: the model stores a fact
+    with its ``fact_store`` tool in one session, and the next session recalls it."""
+    holographic = next(plugin for plugin in wheel_plugins if plugin.name == "holographic")
+    with FakeLLM() as llm:
+        write_fake_provider(root, llm.openai_base_url)
+        config = yaml.safe_load((root / "config.yaml").read_text())
+        config["memory"] = {"providers": ["plugin:holographic"]}
+        (root / "config.yaml").write_text(yaml.safe_dump(config))
+        done = hermes_subprocess("plugins", "install", str(holographic), "--enable", "--yes",
+                                 "--force")
+        assert done.returncode == 0 and "registers" in done.stdout, done.stderr
+        llm.push(Reply(tool_calls=[ToolCall("fact_store", {
+            "action": "add", "content": "The user's cat is called Miso"})]), Reply(text="ok"))
+        done = hermes_subprocess("-z", "Remember that my cat is called Miso")
+        assert done.returncode == 0, done.stderr
+        stored = json.loads(llm.requests[-1].tool_results[0].content)
+        llm.push(Reply(text="Miso"))
+        done = hermes_subprocess("-z", "What is my cat called?")
+        assert done.returncode == 0, done.stderr
+    assert stored.get("status") == "added", stored
+    assert "The user's cat is called Miso" in (llm.requests[-1].last_user_text or "")
+    assert (root / "memory_store.db").is_file()

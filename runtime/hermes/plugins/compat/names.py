@@ -23,6 +23,8 @@ OFFERED = {
     "providers": "hermes.plugins.compat.providers",
     "providers.base": "hermes.plugins.compat.providers",
     "hermes_cli.auth": "hermes.plugins.compat.auth",
+    "hermes_cli.config": "hermes.plugins.compat.config",
+    "hermes_state": "hermes.plugins.compat.state",
 }
 """hermes-agent module -> the module of this package that stands in for it. A module
 with a ``bind(home)`` function is copied per plugin, with what ``bind`` returns (names
