@@ -44,13 +44,17 @@ def list_skills(
 ) -> None:
     """The skills in effect (home, skills.directories, bundled), the shadowed ones, and
     which are new or changed lately and by whom."""
-    from hermes.cli.skills_render import render_listing
+    from hermes.cli.skills_render import render_listing, render_withheld
 
     store = _store(ctx)
     found = store.scan()
     skills = [s for s in found.skills if (not category or (s.category or "general") == category)
               and (not tag or tag in s.tags)]
     out(render_listing(store, skills, found.shadowed, time.time() - days * 86400))
+    withheld = render_withheld([p for p in found.problems
+                                if not category or (p.category or "general") == category])
+    if withheld and not tag:
+        out(f"\n{withheld}")
 
 
 @app.command("show")

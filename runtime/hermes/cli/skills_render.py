@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hermes.errors import ConfigError, UserError
 from hermes.home import Home
+from hermes.skills.discovery import Problem
 from hermes.skills.lockfile import lock_or_none
 from hermes.skills.model import SKILL_FILE, Skill
 from hermes.skills.state import SkillRecord
@@ -52,6 +53,16 @@ def render_listing(store: SkillsStore, skills: Sequence[Skill],
     lines += ["", f"{len(skills)} skill{'s' if len(skills) != 1 else ''}; {len(hidden)} "
                   f"shadowed; {marked} new or changed in the last {days} days (--days)"]
     return "\n".join(lines)
+
+
+def render_withheld(problems: Sequence[Problem]) -> str:
+    """The skills the threat scan withholds (not loaded), each with its first finding;
+    "" when there are none."""
+    withheld = [p for p in problems if p.field == "content"]
+    lines = [f"  {p.name} ({p.file.parent}): {p.message.removeprefix('withheld: ')}"
+             for p in withheld]
+    return "\n".join(["withheld by the scan (not loaded; `hermes skills audit` lists every "
+                      "finding):", *lines]) if lines else ""
 
 
 def _source(skill: Skill, locked: Mapping[str, object]) -> str:

@@ -9,9 +9,9 @@ not searched. A skill is known by its frontmatter ``name`` even where its direct
 called otherwise (as hermes-agent loads it). The first source defining a name wins (the
 home, then ``skills.directories`` in order, then the bundled skills); the others are
 reported as shadowed. A malformed ``SKILL.md``, one failing the threat scan (text edited
-in by hand) or one that is a link leading out of its skill (``links.py``) is skipped and
-reported once as a ``Problem``; the home's own can still be edited or deleted
-(``store.withheld``).
+in by hand; findings the user accepted installing it do not count) or one that is a link
+leading out of its skill (``links.py``) is skipped and reported once as a ``Problem``;
+the home's own can still be edited or deleted (``store.withheld``).
 
 Parsing hundreds of frontmatters with YAML costs more than the rest of a listing,
 so results are cached in the home (``.cache/skills.json``) by each file's
@@ -33,7 +33,7 @@ from hermes.skills.format import SkillFormatError, SkillMeta, parse_skill_text
 from hermes.skills.links import within
 from hermes.skills.model import SKILL_FILE, Skill, SkillSource
 
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 MAX_DEPTH = 6
 """How many directories deep under a source's root a skill's directory may be."""
 EXCLUDED_DIRS = frozenset({"node_modules", "venv", "site-packages", "__pycache__", ".git",
@@ -204,22 +204,43 @@ def _load(source: SkillSource, category: str | None, directory: str, stat: os.st
         entry = parse_entry(Path(file), os.path.basename(directory)) | {"stamp": stamp}
         cache.put(file, entry)
     loaded: Skill | Problem
-    if entry.get("problem"):
-        field_name, message = entry["problem"]
+    withheld = _withheld(entry, source)
+    if entry.get("problem") or withheld:
+        field_name, message = entry.get("problem") or ["content", withheld]
         loaded = Problem(Path(file), field_name, message,
-                         name=entry.get("name") or os.path.basename(directory),
-                         category=category, source=source)
+                         name=entry.get("name") or (entry.get("meta") or {}).get("name")
+                         or os.path.basename(directory), category=category, source=source)
     else:
         meta = SkillMeta.from_dict(entry["meta"])
         loaded = Skill(meta.name, Path(directory), meta.description, category, source, meta)
-    cache.loaded[file] = (stamp, loaded)
+    if not entry.get("findings"):  # else decided again each time: the lock may change
+        cache.loaded[file] = (stamp, loaded)
     return loaded
+
+
+def _withheld(entry: dict[str, Any], source: SkillSource) -> str:
+    """Why a ``SKILL.md`` with scan findings is withheld ("" when it is not: the user
+    accepted each finding when installing it, ``lockfile.accepted_findings``)."""
+    findings = entry.get("findings")
+    if not findings:
+        return ""
+    from hermes.skills.lockfile import accepted_findings
+
+    name = entry["meta"]["name"]
+    accepted = accepted_findings(source.root, name) if source.kind == "home" else frozenset()
+    new = [finding for finding in findings if finding not in accepted]
+    if not new:
+        return ""
+    more = f" (and {len(new) - 1} more: `hermes skills audit`)" if len(new) > 1 else ""
+    return (f"withheld: {new[0].split(': ', 1)[-1]}{more} — fix it with `hermes skills edit "
+            f"{name}` or remove it with `hermes skills delete {name}`")
 
 
 def parse_entry(file: Path, directory_name: str) -> dict[str, Any]:
     """``{"meta": ..., "notes": [...]}`` for a good ``SKILL.md`` (notes: what the loader
-    forgave), else ``{"problem": [field, message], "name": ...}``."""
-    from hermes.memory.scan import find_threat  # only on a cache miss: its patterns cost
+    forgave; ``findings``: the scan's, ``guard.scan_content``, which withhold it unless
+    accepted), else ``{"problem": [field, message], "name": ...}``."""
+    from hermes.skills.guard import scan_content  # only on a cache miss: its patterns cost
 
     if os.path.islink(file) and not within(file, file.parent):
         return {"problem": ["file", "a symbolic link leading outside the skill, never read"]}
@@ -231,12 +252,8 @@ def parse_entry(file: Path, directory_name: str) -> dict[str, Any]:
         return {"problem": ["file", f"cannot be read ({exc})"]}
     except SkillFormatError as exc:
         return {"problem": [exc.field, exc.problem]}
-    threat = find_threat(text)
-    if threat is not None:
-        return {"problem": ["content", f"withheld: {threat.reason()} — fix it with `hermes "
-                                       f"skills edit {meta.name}` or remove it with `hermes "
-                                       f"skills delete {meta.name}`"], "name": meta.name}
+    findings = [str(f) for f in scan_content(SKILL_FILE, text.encode("utf-8"))]
     if meta.name != directory_name:
         notes.append(f"name: {meta.name!r} differs from its directory {directory_name!r}; "
                      f"known as {meta.name}")
-    return {"meta": meta.to_dict(), "notes": notes}
+    return {"meta": meta.to_dict(), "notes": notes, **({"findings": findings} if findings else {})}

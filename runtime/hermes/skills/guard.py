@@ -1,14 +1,20 @@
 """Scanning what goes into a skill: every write, every install, every audit.
 
-Each text file is checked like a memory write (``memory/scan.py``: injected
-instructions, exfiltration, invisible characters); shell scripts go through the
+Each text file is checked with the memory scan's patterns (``memory/scan.py``:
+injected instructions, exfiltration, invisible characters) read as a person reviewing
+a skill reads them (``scan_text.py``: prose is not a shell, a credential may go to its
+own service, code may hold role markers); shell scripts go through the
 terminal's danger detector (``detect_dangers``; a program whose name is computed,
 ``"$@"`` or ``$PYTHON x.py``, is only a note: see ``NOTE_CLASSES``) and Python
 scripts through a static check for obvious exfiltration: a script that imports a
 network module and reads a credential file or hands over the whole environment
 (``dict(os.environ)``). Reading one variable (``os.environ["GITHUB_TOKEN"]``) to
-call an API is not flagged. Sizes are capped; a link leading out of the skill is a
-finding (``links.py``: it is never copied nor followed).
+call an API is not flagged, nor is the environment handed to a child process
+(``subprocess.run(..., env=os.environ.copy())``): it stays on the machine. A binary
+file under ``scripts/`` is refused when it is a program (ELF, Mach-O, PE, WebAssembly,
+compiled Python); an archive or an image there is a file like any other. Sizes are
+capped; a link leading out of the skill is a finding (``links.py``: it is never copied
+nor followed).
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes.skills.links import tree
 from hermes.skills.model import SKILL_FILE
+
+if TYPE_CHECKING:
+    from hermes.memory.scan import Finding as ThreatFinding
 
 MAX_SKILL_MD_CHARS = 100_000
 """``SKILL.md`` is loaded whole into a turn: keep it under ~25k tokens."""
@@ -37,6 +47,11 @@ CREDENTIAL_PATHS = re.compile(r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc
                               r"\.git-credentials|(?:^|/)\.env\b|/etc/(?:passwd|shadow)|"
                               r"\.hermes\b|HERMES_HOME|\.gnupg|\.kube/config|\.docker/config")
 ENVIRON_KEY_ACCESS = frozenset({"get", "setdefault", "pop"})
+ENVIRON_COPY_USES = frozenset({"get", "setdefault", "pop", "update", "__setitem__"})
+"""What may be done with a copy of the environment that is handed to a child process."""
+PROGRAM_MAGIC = (b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf",
+                 b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"\x00asm")
+PROGRAM_SUFFIXES = (".pyc", ".pyo", ".so", ".dylib", ".dll", ".exe", ".class", ".jar")
 NOTE_CLASSES = frozenset({"computed_command"})
 """Danger classes that alone keep no script out, reported by ``skills audit`` as notes.
 A script is read, not run, when a skill is installed, and ``"$@"``, ``$PYTHON x.py`` or
@@ -58,6 +73,11 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.file}: {self.kind}: {self.detail}"
 
+    @classmethod
+    def of(cls, file: str, threat: ThreatFinding) -> Finding:
+        """The finding of a threat the text scan found in ``file``."""
+        return cls(file, threat.kind, threat.reason()[len(threat.kind):].strip())
+
 
 def check_size(file: str, size: int) -> Finding | None:
     """A finding when ``file`` (relative) is over its cap."""
@@ -72,17 +92,14 @@ def check_size(file: str, size: int) -> Finding | None:
 def scan_content(file: str, data: bytes, *, notes: bool = False) -> list[Finding]:
     """Findings in one file's content (``file`` is relative to the skill); the notes
     too with ``notes``."""
-    from hermes.memory.scan import find_threat  # compiled patterns: only when writing
+    from hermes.skills.scan_text import find_threats  # compiled patterns: only when writing
 
     text = _text_of(data)
     if text is None:
-        is_script = file.startswith("scripts/")
-        return [Finding(file, "binary script", "scripts must be readable text")] \
-            if is_script else []
-    findings = []
-    threat = find_threat(text)
-    if threat is not None:
-        findings.append(Finding(file, threat.kind, threat.reason()[len(threat.kind):].strip()))
+        return [Finding(file, "binary script", "a program, not readable text: scripts must "
+                        "be readable")] if is_program(file, data) else []
+    text = text.removeprefix("\ufeff")
+    findings = [Finding.of(file, threat) for threat in find_threats(file, text)]
     if is_shell_script(file, text):
         findings.extend(f for f in _shell_findings(file, text) if notes or not f.note)
     elif file.endswith(".py") or text.startswith("#!") and "python" in text.split("\n", 1)[0]:
@@ -114,6 +131,12 @@ def scan_tree(directory: Path, *, notes: bool = False, unit: str = "skill",
         findings.append(Finding(".", "too large", f"{count} files, {total:,} bytes; at most "
                                 f"{MAX_SKILL_FILES} files and {MAX_SKILL_BYTES:,} bytes"))
     return findings
+
+
+def is_program(file: str, data: bytes) -> bool:
+    """A binary under ``scripts/`` that a machine runs (not an archive, image or data)."""
+    return file.startswith("scripts/") and (data.startswith(PROGRAM_MAGIC)
+                                            or file.lower().endswith(PROGRAM_SUFFIXES))
 
 
 def is_shell_script(file: str, text: str) -> bool:
@@ -167,8 +190,13 @@ def _credential_strings(tree: ast.AST) -> list[str]:
 
 
 def _whole_environment(tree: ast.AST) -> list[str]:
-    """``os.environ`` used as a whole (copied, iterated, passed on), not one key read."""
+    """``os.environ`` used as a whole (copied, iterated, passed on), not one key read nor
+    handed to a child process (``env=``)."""
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    loads: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.setdefault(node.id, []).append(node)
     leaks = []
     for node in ast.walk(tree):
         if not _is_environ(node):
@@ -180,8 +208,52 @@ def _whole_environment(tree: ast.AST) -> list[str]:
             continue
         if isinstance(parent, ast.Compare):
             continue
+        if _to_child_process(_whole(node, parents), parents, loads, 0):
+            continue
         leaks.append("uses the whole environment (os.environ)")
     return leaks
+
+
+def _whole(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The expression holding all of ``os.environ``: itself, ``os.environ.copy()`` or
+    ``dict(os.environ)``."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute) and parent.attr == "copy" \
+            and isinstance(call := parents.get(parent), ast.Call) and call.func is parent:
+        return call
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
+            and parent.func.id == "dict" and parent.args == [node]:
+        return parent
+    return node
+
+
+def _to_child_process(expr: ast.AST, parents: dict[ast.AST, ast.AST],
+                      loads: dict[str, list[ast.Name]], depth: int) -> bool:
+    """Whether ``expr`` (the environment) only ever becomes a child process's ``env=``:
+    directly, spread into a dict (``{**os.environ, "A": "1"}``), or through a variable
+    that is only read by key, updated, and handed on as ``env=``."""
+    parent = parents.get(expr)
+    if isinstance(parent, ast.keyword):
+        return parent.arg == "env"
+    if isinstance(parent, ast.Dict) and any(key is None and value is expr
+                                            for key, value in zip(parent.keys, parent.values,
+                                                                  strict=True)):
+        return _to_child_process(parent, parents, loads, depth)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and depth < 3 \
+            and isinstance(target := parent.targets[0], ast.Name):
+        uses = loads.get(target.id, [])
+        return bool(uses) and all(_copy_use(use, parents, loads, depth) for use in uses)
+    return False
+
+
+def _copy_use(use: ast.Name, parents: dict[ast.AST, ast.AST],
+              loads: dict[str, list[ast.Name]], depth: int) -> bool:
+    parent = parents.get(use)
+    if isinstance(parent, ast.Subscript) and parent.value is use:
+        return True
+    if isinstance(parent, ast.Attribute) and parent.attr in ENVIRON_COPY_USES:
+        return True
+    return _to_child_process(use, parents, loads, depth + 1)
 
 
 def _is_environ(node: ast.AST) -> bool:

@@ -195,7 +195,8 @@ def install(store: SkillsStore, candidate: Candidate, fetched: Fetched) -> Skill
     now = store.clock()
     entries[candidate.name] = LockEntry(
         source=fetched.source.text, subdir=candidate.subdir, hash=content_hash(target),
-        path=candidate.target, installed=now, updated=now, commit=fetched.commit)
+        path=candidate.target, installed=now, updated=now, commit=fetched.commit,
+        accepted=[str(f) for f in candidate.findings])  # shown and agreed to (guard.py)
     write_lock(store.directory, entries)
     store.state.note_write(candidate.name, "install", "install")
     return store.get(candidate.name)
@@ -210,6 +211,7 @@ def apply_update(store: SkillsStore, name: str, candidate: Candidate, fetched: F
     _replace_dir(store, candidate.directory, target, current if current and current.writable
                  else None)
     entry.hash, entry.commit, entry.updated = content_hash(target), fetched.commit, store.clock()
+    entry.accepted = [str(f) for f in candidate.findings]
     write_lock(store.directory, entries)
     store.state.note_write(name, "update", "install")
 

@@ -4,7 +4,10 @@ One entry per installed skill: the source as given (a path, or a git URL with an
 optional ``#subdir``), the skill's directory inside it, the commit it was taken
 from (git sources), the content hash of what was installed, where it lives in the
 home, and when it was installed and last updated. ``hermes skills update``
-re-fetches the source and compares hashes; ``audit`` scans what the lock lists.
+re-fetches the source and compares hashes; ``audit`` scans what the lock lists. The
+scan's findings the user saw and accepted at install or update (``--force``, or a yes
+at the prompt) are recorded with the entry, so listings do not withhold the skill for
+them again (``accepted_findings``).
 A lock that cannot be read (not JSON, or not this shape) is refused with one line
 naming it, and nothing writes over it: it is the only record of every other skill's
 provenance.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,9 @@ class LockEntry:
     updated: float
     commit: str | None = None
     """The git commit the files came from; None for a local path."""
+    accepted: list[str] = field(default_factory=list)
+    """The scan's findings (``file: kind: detail``) the user accepted when installing or
+    updating: not raised again when the skill is listed. A new finding still is."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LockEntry:
@@ -87,6 +93,17 @@ def lock_or_none(skills_dir: Path, warn: Callable[[str], None]) -> dict[str, Loc
         return {}
 
 
+def accepted_findings(skills_dir: Path, name: str) -> frozenset[str]:
+    """The findings the user accepted for installed skill ``name`` (none when it is not
+    installed or the lock cannot be read: then nothing counts as accepted)."""
+    try:
+        entry = read_lock(skills_dir).get(name)
+    except SkillError:
+        return frozenset()
+    accepted = entry.accepted if entry is not None else None
+    return frozenset(str(f) for f in accepted) if isinstance(accepted, list) else frozenset()
+
+
 def _unreadable(file: Path, why: str) -> SkillError:
     return SkillError(f"{file}: not a valid lock file ({why}); nothing was changed — repair "
                       "it or move it aside (it records where installed things came from)")
@@ -94,8 +111,13 @@ def _unreadable(file: Path, why: str) -> SkillError:
 
 def write_lock(skills_dir: Path, entries: dict[str, LockEntry]) -> None:
     data = {"format": FORMAT,
-            "skills": {name: asdict(entry) for name, entry in sorted(entries.items())}}
+            "skills": {name: _record(entry) for name, entry in sorted(entries.items())}}
     atomic_write(skills_dir / LOCK_FILE, json.dumps(data, indent=2) + "\n", mode=0o600)
+
+
+def _record(entry: LockEntry) -> dict[str, Any]:
+    """The entry as written: ``accepted`` only when there is something in it."""
+    return {k: v for k, v in asdict(entry).items() if k != "accepted" or v}
 
 
 def content_hash(directory: Path) -> str:

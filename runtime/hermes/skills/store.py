@@ -185,6 +185,8 @@ class SkillsStore:
         entry = parse_entry(directory / "SKILL.md", directory.name)
         if entry.get("problem"):
             raise SkillError(f"plugin skill {name}: {entry['problem'][0]}: {entry['problem'][1]}")
+        if entry.get("findings"):  # the plugin's own install scanned it; this is what is now
+            raise SkillError(f"plugin skill {name}: withheld: {entry['findings'][0]}")
         meta = SkillMeta.from_dict(entry["meta"])
         return Skill(name, directory, meta.description, None,
                      SkillSource("plugin", directory.parent), meta)

@@ -18,6 +18,7 @@ from typing import Any
 from hermes.errors import UserError
 from hermes.skills.format import NAME_RULE
 from hermes.skills.links import refuse_outside
+from hermes.skills.lockfile import accepted_findings
 from hermes.skills.model import SKILL_FILE, SUPPORT_DIRS, Actor, Skill
 from hermes.skills.store import SkillsStore
 from hermes.tools.base import ToolSpec, object_schema
@@ -119,7 +120,9 @@ def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None
             if missing:
                 result["missing_environment_variables"] = missing
         else:
-            withhold_threats(name, str(file), content)
+            withhold_threats(name, str(file), content,
+                             accepted_findings(store.directory, name) if skill.writable
+                             else frozenset())
             result["file"] = file
         return ok(**result)
 
@@ -152,16 +155,19 @@ def refuse_what_commands_cannot_read(store: SkillsStore, name: str, file: str | 
     ctx.environment.files().locate(str(path))  # PathRefused: a tool error for the model
 
 
-def withhold_threats(name: str, file: str, content: str) -> None:
+def withhold_threats(name: str, file: str, content: str,
+                     accepted: frozenset[str] = frozenset()) -> None:
     """Refuse to hand the model a supporting file with injected text: files can change
     behind the store's back (an editor, a file tool), and only ``SKILL.md`` is scanned
-    when skills are listed."""
-    from hermes.memory.scan import find_threat
+    when skills are listed. What the user ``accepted`` installing the skill (findings as
+    ``guard.Finding`` prints them) is handed over."""
+    from hermes.skills.guard import Finding
+    from hermes.skills.scan_text import find_threats  # read as the install scan reads it
 
-    threat = find_threat(content)
-    if threat is not None:
-        raise UserError(f"{file} of skill {name!r} is withheld: {threat.reason()}; ask the "
-                        "user to check it (`hermes skills audit`)")
+    for threat in find_threats(file, content):
+        if str(Finding.of(file, threat)) not in accepted:
+            raise UserError(f"{file} of skill {name!r} is withheld: {threat.reason()}; ask "
+                            "the user to check it (`hermes skills audit`)")
 
 
 def skill_manage_tool(store: SkillsStore, actor: Actor = "agent") -> ToolSpec:

@@ -25,6 +25,7 @@ from hermes.tools.shell_lexer import balanced_end
 
 MAX_VALUES = 64  # per variable, and argument vectors per command
 MAX_VARIANTS = 4096  # argument vectors per command line: past that, it cannot be checked
+VARIANTS_PER_COMMAND = 8  # ... or this many per command it holds: long scripts get more
 DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.DOTALL)
 SIMPLE_NAME = re.compile(r"\$([A-Za-z_]\w*|[0-9@*])")
@@ -49,11 +50,14 @@ class Variables:
     """Argument vectors handed out so far (``resolve`` stops at ``MAX_VARIANTS``)."""
     overflowed: set[str] = field(default_factory=set)
     """Variables given more values than are kept."""
+    commands: int = 0
+    """Commands recorded: the budget of argument vectors grows with the line's length."""
 
     def record(self, command: Command) -> None:
         """Take in one command's assignments, ``export A=1``-style ones, ``set --``, and
         the arguments it passes to a function defined on the line."""
         argv = command.argv
+        self.commands += 1
         for assignment in command.assignments:
             self._assign(assignment)
         if command.defines:
@@ -83,7 +87,7 @@ class Variables:
         if not any(has_expansion(word) for word in argv):
             return []
         if set(NAMES.findall(argv[0])) & self.overflowed:  # the program could be any of them
-            self.variants = MAX_VARIANTS + 1
+            self.variants = self.budget + 1
             return []
         choices = [[self._split(text) for text in self.expand(word)] or [[word]]
                    if has_expansion(word) else [[word]] for word in argv]
@@ -97,7 +101,13 @@ class Variables:
     @property
     def exhausted(self) -> bool:
         """More argument vectors than can be checked were asked for."""
-        return self.variants > MAX_VARIANTS
+        return self.variants > self.budget
+
+    @property
+    def budget(self) -> int:
+        """Argument vectors that may be checked: ``MAX_VARIANTS``, or more for a long
+        script (a few per command), so a script's length alone never makes it fail."""
+        return max(MAX_VARIANTS, VARIANTS_PER_COMMAND * self.commands)
 
     def expand(self, word: str) -> list[str]:
         """The texts ``word`` could expand to (before splitting); [] if a part is unknown."""
