@@ -43,9 +43,22 @@ def list_servers(ctx: typer.Context) -> None:
     for row in rows:
         out("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)),
                        row[4]]).rstrip())
+    for line in warm_health(st.home(), servers):
+        out(line)
     enabled = sum(1 for s in servers.values() if s.enabled)
     out(f"\n{len(servers)} server{'s' if len(servers) != 1 else ''}, {enabled} enabled; their "
         "tools are mcp_<server>_<tool>; check one with `hermes mcp test NAME`")
+
+
+def warm_health(home: Any, servers: dict[str, Any]) -> list[str]:
+    """Lines for the servers the warm server's broker found failing."""
+    from hermes.daemon.wire import run_dir
+    from hermes.mcp.health import health_file, read_health
+
+    health = read_health(health_file(run_dir(home.path)))
+    failing = [(name, h) for name, h in health.items() if name in servers
+               and h.state == "failing"]
+    return [""] + [f"{name}: {h.describe()}" for name, h in failing] if failing else []
 
 
 def _filter(server: Any) -> str:
@@ -101,18 +114,18 @@ def remove(ctx: typer.Context, name: str = typer.Argument(..., help="The server'
 def test(ctx: typer.Context, name: str = typer.Argument(..., help="The server's name.")
          ) -> None:
     """Start server NAME here (even when disabled), list its tools, stop it."""
+    from hermes.mcp.base import TASK_ONLY
     from hermes.mcp.manage import probe
-    from hermes.mcp.tools import tool_name
+    from hermes.mcp.tools import offered_to_model, tool_name
 
     st = state(ctx)
     spec, listing = probe(st.home(), st.environ, name)
     out(f"{name}: {spec.transport} {spec.describe()}: started in {listing.seconds:.2f} s, "
         f"{len(listing.tools)} tool{'s' if len(listing.tools) != 1 else ''}")
     for tool in listing.tools:
-        chosen = (not spec.include or tool.name in spec.include) and \
-            tool.name not in spec.exclude
         summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-        mark = "" if chosen else "  (filtered out)"
+        mark = "" if offered_to_model(spec, tool) else \
+            f"  ({TASK_ONLY})" if tool.task_only else "  (filtered out)"
         out(f"  {tool_name(name, tool.name)}{mark}  {summary}".rstrip())
 
 

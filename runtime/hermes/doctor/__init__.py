@@ -1,5 +1,6 @@
 """Health checks behind ``hermes doctor``: the home, its files, dependencies, and what
-the profile's config actually uses (provider endpoint, docker or ssh). Imports
+the profile's config actually uses (provider endpoint, docker or ssh), and what it adds
+(MCP servers, plugins, shell hooks: ``extensions``). Imports
 neither litellm nor docker; network checks use the standard library with short
 timeouts.
 
@@ -17,6 +18,7 @@ from hermes.doctor.base import Check, Status
 from hermes.doctor.config import check_config
 from hermes.doctor.deps import check_dependencies
 from hermes.doctor.drift import check_drift
+from hermes.doctor.extensions import check_extensions
 from hermes.doctor.files import check_env_file, check_home, check_state_db
 from hermes.home import Home
 
@@ -28,4 +30,5 @@ def run_checks(home: Home, environ: Mapping[str, str], overrides: list[str], *,
     """Every row, in the order shown; ``offline`` skips the network checks."""
     return (check_home(home) + check_state_db(home) + check_env_file(home)
             + check_dependencies() + check_config(home, environ, overrides, offline=offline)
-            + check_drift(home, environ, overrides))
+            + check_drift(home, environ, overrides)
+            + check_extensions(home, environ, overrides, offline=offline))

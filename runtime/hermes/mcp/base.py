@@ -4,7 +4,7 @@ interface the in-process pool and the broker's client both offer. No SDK import 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,15 +18,21 @@ class ToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    task_only: bool = False
+    """It declares ``execution.taskSupport: "required"``: it runs only as an MCP task,
+    which this client does not start, so the model is not offered it."""
 
     def to_wire(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
-                "input_schema": self.input_schema}
+                "input_schema": self.input_schema, "task_only": self.task_only}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> ToolInfo:
         return cls(str(data["name"]), str(data.get("description") or ""),
-                   dict(data.get("input_schema") or {}))
+                   dict(data.get("input_schema") or {}), bool(data.get("task_only")))
+
+
+TASK_ONLY = "not offered: it runs only as an MCP task (execution.taskSupport: required)"
 
 
 @dataclass(frozen=True)
@@ -39,15 +45,18 @@ class Listing:
     """One line: what failed (the server is skipped)."""
     seconds: float = 0.0
     """How long connecting and listing took."""
+    stderr: tuple[str, ...] = ()
+    """The last lines a stdio server that failed to start wrote to its stderr."""
 
     def to_wire(self) -> dict[str, Any]:
         return {"server": self.server, "tools": [t.to_wire() for t in self.tools],
-                "error": self.error, "seconds": self.seconds}
+                "error": self.error, "seconds": self.seconds, "stderr": list(self.stderr)}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Listing:
         return cls(str(data["server"]), tuple(ToolInfo.from_wire(t) for t in data["tools"]),
-                   data.get("error"), float(data.get("seconds") or 0.0))
+                   data.get("error"), float(data.get("seconds") or 0.0),
+                   tuple(data.get("stderr") or ()))
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,8 @@ class CallResult:
     failure: str | None = None
     """Our own account of a call without an answer (a timeout, the server gone): never
     the server's words, which go in ``text``."""
+    images: tuple[tuple[str, str], ...] = ()
+    """The image parts of its content: ``(MIME type, base64 data)``."""
 
     @classmethod
     def failed(cls, failure: str, said: str = "") -> CallResult:
@@ -73,12 +84,28 @@ class CallResult:
 
     def to_wire(self) -> dict[str, Any]:
         return {"text": self.text, "is_error": self.is_error, "structured": self.structured,
-                "failure": self.failure}
+                "failure": self.failure, "images": [list(image) for image in self.images]}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> CallResult:
         return cls(str(data["text"]), bool(data["is_error"]), data.get("structured"),
-                   data.get("failure"))
+                   data.get("failure"), tuple((str(m), str(d)) for m, d in
+                                              data.get("images") or ()))
+
+
+Cancelled = Callable[[], bool]
+"""True once the user interrupted the turn the call belongs to."""
+CANCEL_EVERY = 0.1
+"""Seconds between two looks at whether a running call was cancelled."""
+
+
+def never() -> bool:
+    return False
+
+
+def interrupted(tool: str) -> CallResult:
+    """A call the user interrupted (the server was told to stop it)."""
+    return CallResult.failed(f"{tool} was cancelled: the user interrupted the turn")
 
 
 class McpClient(ABC):
@@ -95,9 +122,12 @@ class McpClient(ABC):
         each server's ``connect_timeout``)."""
 
     @abstractmethod
-    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any]) -> CallResult:
-        """Call ``tool`` of the server of ``spec`` (bounded by its ``timeout``); never
-        raises for what the server or the transport did: that is an error result."""
+    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any],
+             cancelled: Cancelled = never) -> CallResult:
+        """Call ``tool`` of the server of ``spec`` (bounded by its ``timeout``, and ended
+        within ``CANCEL_EVERY`` once ``cancelled()``: the server is told the request is
+        cancelled); never raises for what the server or the transport did: that is an
+        error result."""
 
     @abstractmethod
     def close(self) -> None:

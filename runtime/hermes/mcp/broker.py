@@ -18,21 +18,31 @@ import concurrent.futures
 import contextlib
 import fcntl
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes.daemon import wire
 from hermes.home import Home
-from hermes.mcp.base import CallResult, Listing, McpClient
+from hermes.mcp.base import (
+    CANCEL_EVERY,
+    CallResult,
+    Cancelled,
+    Listing,
+    McpClient,
+    interrupted,
+    never,
+)
 from hermes.mcp.spec import ServerSpec
 from hermes.python_child import NEUTRAL_CWD, python_argv, python_environ
+from hermes.tools.fence import label
 
 START_WAIT = 60.0
 """Seconds a command waits for a new broker's socket (it imports the SDK first)."""
@@ -80,10 +90,14 @@ class BrokerClient(McpClient):
     def listings(self) -> list[Listing]:
         return self._opened.result()
 
-    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any]) -> CallResult:
+    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any],
+             cancelled: Cancelled = never) -> CallResult:
         try:
             reply = self._ask({"op": "call", "spec": spec.to_wire(), "tool": tool,
-                               "arguments": arguments}, spec.timeout + REPLY_MARGIN)
+                               "arguments": arguments}, spec.timeout + REPLY_MARGIN,
+                              cancelled)
+        except CallCancelled:
+            return interrupted(label(tool))
         except (OSError, ValueError) as exc:
             return CallResult.failed(f"{tool} failed: the warm server's MCP broker did "
                                      f"not answer ({exc})")
@@ -91,9 +105,12 @@ class BrokerClient(McpClient):
 
     def close(self) -> None:
         with self._lock:
-            if self._sock is not None:
-                self._sock.close()
-                self._sock = None
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
 
     def _open(self, specs: list[ServerSpec]) -> None:
         wait = max(spec.connect_timeout for spec in specs) + REPLY_MARGIN
@@ -104,11 +121,17 @@ class BrokerClient(McpClient):
             self._opened.set_result([Listing(s.name, error=f"the warm server's MCP broker "
                                              f"did not answer ({exc})") for s in specs])
 
-    def _ask(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _ask(self, message: dict[str, Any], timeout: float,
+             cancelled: Cancelled = never) -> dict[str, Any]:
+        """The broker's answer; ``CallCancelled`` once ``cancelled()`` (the connection is
+        closed, which tells the broker to cancel the request)."""
         with self._lock:
             sock = self._sock = self._sock or self._connect()
             sock.settimeout(timeout)
             wire.send(sock, message)
+            if not _answered(sock, timeout, cancelled):
+                self._drop()
+                raise CallCancelled
             reply, _ = wire.receive(sock)
         if reply is None:
             self.close()
@@ -132,6 +155,23 @@ class BrokerClient(McpClient):
                 spawn_broker(self.home, self.environ, self.server_pid)
                 spawned = True
             time.sleep(0.05)
+
+
+class CallCancelled(Exception):
+    """The user interrupted the turn while the broker ran its call."""
+
+
+def _answered(sock: socket.socket, timeout: float, cancelled: Cancelled) -> bool:
+    """Wait for the answer to begin (True; the receive's own timeout still applies) or
+    for ``cancelled()`` (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([sock], [], [], CANCEL_EVERY)
+        if readable:
+            return True
+        if cancelled():
+            return False
+    return True
 
 
 def spawn_broker(home: Home, environ: Mapping[str, str], server_pid: int) -> None:
@@ -170,6 +210,8 @@ class Broker:
         finally:
             listener.close()
             path.unlink(missing_ok=True)
+            if self.servers.health_path is not None:
+                self.servers.health_path.unlink(missing_ok=True)
             await self.servers.close_all()
 
     def _server_runs(self) -> bool:
@@ -185,7 +227,10 @@ class Broker:
             if wire.peer_credentials(writer.get_extra_info("socket"))[1] != os.getuid():
                 return
             while (message := await _read(reader)) is not None:
-                writer.write(wire.encode(await self._reply(message)))
+                reply = await _unless_gone(reader, self._reply(message))
+                if reply is None:
+                    return  # the command cancelled its call by closing the connection
+                writer.write(wire.encode(reply))
                 await writer.drain()
         except (OSError, ValueError, asyncio.IncompleteReadError):
             pass  # the command went away; its servers stay
@@ -200,6 +245,24 @@ class Broker:
         result = await self.servers.call(ServerSpec.from_wire(message["spec"]),
                                          str(message["tool"]), dict(message["arguments"]))
         return {"result": result.to_wire()}
+
+
+async def _unless_gone(reader: asyncio.StreamReader, work: Coroutine[Any, Any, dict[str, Any]]
+                       ) -> dict[str, Any] | None:
+    """``work``'s reply, or None (``work`` cancelled) once the command closed its end:
+    it sends nothing while it waits for a reply, so anything it sends ends the wait."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(reader.read(1))
+    await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        gone.cancel()  # and wait: the next read must not find this one still waiting
+        with contextlib.suppress(asyncio.CancelledError):
+            await gone
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
 
 
 async def _read(reader: asyncio.StreamReader) -> dict[str, Any] | None:
@@ -222,6 +285,7 @@ def main(argv: Sequence[str]) -> int:
     """``python -m hermes.mcp.broker HOME SERVER_PID``: serve until that server is gone."""
     from hermes.home import home_from_path
     from hermes.logs import home_logger
+    from hermes.mcp.health import health_file
     from hermes.mcp.pool import Servers
 
     home = home_from_path(Path(argv[0]))
@@ -232,7 +296,8 @@ def main(argv: Sequence[str]) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another command started it first
-    servers = Servers(home_logger(home, os.environ, "mcp"))
+    servers = Servers(home_logger(home, os.environ, "mcp"),
+                      health_file(wire.run_dir(home.path)))
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(Broker(home, server_pid, servers).serve())

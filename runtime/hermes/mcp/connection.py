@@ -32,6 +32,9 @@ MAX_PAGES = 100
 CLOSE_WAIT = 10.0
 """Seconds a closing connection may take before its task is cancelled."""
 
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Image types the providers' APIs take; others are named, not shown."""
+
 ErrLog = Callable[[str], TextIO]
 """Gives the file a stdio server's stderr goes to, by server name."""
 
@@ -145,35 +148,51 @@ async def list_tools(client: Any) -> list[ToolInfo]:
     cursor = None
     for _ in range(MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
-        tools += [ToolInfo(t.name, t.description or "", dict(t.input_schema or {}))
-                  for t in page.tools]
+        tools += [ToolInfo(t.name, t.description or "", dict(t.input_schema or {}),
+                           _task_only(t)) for t in page.tools]
         cursor = page.next_cursor
         if cursor is None:
             break
     return tools
 
 
+def _task_only(tool: Any) -> bool:
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None) == "required"
+
+
 def result_of(result: Any) -> CallResult:
-    """A ``CallToolResult`` as text: text parts as they are, other parts named."""
+    """A ``CallToolResult`` as text (text parts as they are, other parts named) and its
+    images (for the model to see)."""
     parts = [_part_text(part) for part in result.content]
     structured = result.structured_content
     if not parts and structured is not None:
         parts = [json.dumps(structured, ensure_ascii=False, default=str)]
-    return CallResult("\n".join(parts), bool(result.is_error), structured)
+    images = tuple((str(part.mime_type), str(part.data)) for part in result.content
+                   if getattr(part, "type", "") == "image" and part.mime_type in IMAGE_TYPES)
+    return CallResult("\n".join(parts), bool(result.is_error), structured, images=images)
 
 
 def _part_text(part: Any) -> str:
     kind = getattr(part, "type", "")
     if kind == "text":
         return str(part.text)
+    if kind == "image" and part.mime_type in IMAGE_TYPES:
+        return f"[image: {part.mime_type}, {_size(part.data)} bytes, shown after the tool " \
+               "results]"
     if kind in ("image", "audio"):
-        return f"[{kind}: {part.mime_type}, {len(part.data) * 3 // 4} bytes, not shown]"
+        return f"[{kind}: {part.mime_type}, {_size(part.data)} bytes, not shown]"
     if kind == "resource":
         text = getattr(part.resource, "text", None)
         return str(text) if text is not None else f"[binary resource {part.resource.uri}]"
     if kind == "resource_link":
         return f"[resource {part.uri}]"
     return f"[{kind or type(part).__name__} content, not shown]"
+
+
+def _size(data: str) -> int:
+    """Bytes of base64 ``data``."""
+    return len(data) * 3 // 4 - data[-2:].count("=")
 
 
 def describe(exc: BaseException) -> str:

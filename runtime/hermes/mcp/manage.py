@@ -164,5 +164,17 @@ def probe(home: Home, environ: Mapping[str, str], name: str) -> tuple[Any, Any]:
     finally:
         service.close()
     if listing.error is not None:
-        raise McpError(f"MCP server {name} ({specs[0].describe()}) failed: {listing.error}")
+        raise McpError(f"MCP server {name} ({specs[0].describe()}) failed: {listing.error}"
+                       + stderr_note(home, environ, listing.stderr))
     return specs[0], listing
+
+
+def stderr_note(home: Home, environ: Mapping[str, str], lines: Sequence[str]) -> str:
+    """The last lines a server wrote to stderr (secrets redacted), indented under the
+    error; empty when it wrote none."""
+    from hermes.redact import build_redactor
+
+    if not lines:
+        return ""
+    redact = build_redactor(home.env_file, environ)
+    return "\n  its stderr ended with:" + "".join(f"\n    {redact(line)}" for line in lines)

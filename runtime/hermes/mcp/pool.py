@@ -15,31 +15,60 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, TextIO
 
-from hermes.mcp.base import CallResult, Listing, McpClient
+from hermes.mcp.base import (
+    CANCEL_EVERY,
+    CallResult,
+    Cancelled,
+    Listing,
+    McpClient,
+    interrupted,
+    never,
+)
 from hermes.mcp.connection import Connection, describe
+from hermes.mcp.health import Health, after_failure, write_health
 from hermes.mcp.spec import ServerSpec
+from hermes.tools.fence import label
 
 STOP_WAIT = 15.0
 """Seconds stopping every server may take before the pool's loop is abandoned."""
+STDERR_LINES = 5
+"""Last lines of a stdio server's stderr kept to explain a failed start."""
+STDERR_WAIT = 1.0
+"""Seconds a failed start waits for the rest of the server's stderr."""
 
 
 class Servers:
-    """Connections by fingerprint, on the running loop."""
+    """Connections by fingerprint, on the running loop; a server that failed to start
+    is tried again only once its retry time (``health``) has come."""
 
-    def __init__(self, log: logging.Logger):
+    def __init__(self, log: logging.Logger, health_path: Path | None = None):
         self.log = log
+        self.health_path = health_path
+        """Where the broker records each server's health for ``mcp list`` and doctor."""
         self._live: dict[str, Connection] = {}
         self._opening: dict[str, asyncio.Task[Listing]] = {}
+        self._health: dict[str, tuple[str, Health]] = {}
+        """By fingerprint: the server's name and its record."""
 
     async def open(self, spec: ServerSpec) -> Listing:
-        """The server's tools, connecting first unless it is open; never raises."""
+        """The server's tools, connecting first unless it is open; never raises. A
+        failed server's last failure until its retry time."""
         key = spec.fingerprint
-        if key not in self._opening or self._broken(key) or self._failed(key):
+        known = key in self._opening and not self._broken(key) and not self._retry_due(key)
+        if not known:
             self._opening[key] = asyncio.create_task(self._connect(spec))
-        return await asyncio.shield(self._opening[key])
+        listing = await asyncio.shield(self._opening[key])
+        health = self._health.get(key, ("", None))[1]
+        if not known or listing.error is None or health is None or not health.retry_in():
+            return listing
+        return replace(listing, error=f"{listing.error} (failed {health.failures}× in a "
+                                      f"row; tried again in {health.retry_in():.0f} s)")
 
     async def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any]) -> CallResult:
         connection = self._live.get(spec.fingerprint)
@@ -70,17 +99,39 @@ class Servers:
         connection = self._live.get(key)
         return connection is not None and connection.broken
 
-    def _failed(self, key: str) -> bool:
-        """It could not start last time (tried again: it may have been passing)."""
+    def _retry_due(self, key: str) -> bool:
+        """It could not start last time and its retry time has come."""
         opening = self._opening[key]
-        return opening.done() and opening.result().error is not None
+        if not opening.done() or opening.result().error is None:
+            return False
+        health = self._health.get(key, ("", None))[1]
+        return health is None or not health.retry_in()
+
+    def _record(self, spec: ServerSpec, listing: Listing) -> None:
+        now = time.time()
+        previous = self._health.get(spec.fingerprint, ("", None))[1]
+        health = Health("running", checked_at=now) if listing.error is None else \
+            after_failure(previous, listing.error, listing.stderr, now)
+        self._health[spec.fingerprint] = (spec.name, health)
+        if self.health_path is not None:
+            try:
+                write_health(self.health_path, os.getpid(),
+                             {name: record for name, record in self._health.values()})
+            except OSError as exc:
+                self.log.warning(f"mcp health not recorded in {self.health_path}: {exc}")
 
     async def _connect(self, spec: ServerSpec) -> Listing:
+        listing = await self._start(spec)
+        self._record(spec, listing)
+        return listing
+
+    async def _start(self, spec: ServerSpec) -> Listing:
         started = time.monotonic()
         old = self._live.pop(spec.fingerprint, None)
         if old is not None:
             await old.close()
-        connection = Connection(spec, lambda name: stderr_pipe(name, self.log))
+        stderr = StderrTail(spec.name, self.log)
+        connection = Connection(spec, stderr.pipe)
         try:
             tools = await connection.open()
         except BaseException as exc:  # noqa: BLE001 - a failing server is reported, skipped
@@ -88,25 +139,47 @@ class Servers:
             error = f"did not start within {spec.connect_timeout:g} s" \
                 if isinstance(exc, TimeoutError) else describe(exc)
             self.log.warning(f"mcp server {spec.name} ({spec.describe()}) failed: {error}")
-            return Listing(spec.name, error=error, seconds=time.monotonic() - started)
+            return Listing(spec.name, error=error, seconds=time.monotonic() - started,
+                           stderr=await stderr.last_lines())
         self._live[spec.fingerprint] = connection
         self.log.info(f"mcp server {spec.name} started: {len(tools)} tools")
         return Listing(spec.name, tuple(tools), seconds=time.monotonic() - started)
 
 
-def stderr_pipe(server: str, log: logging.Logger) -> TextIO:
-    """A file for a stdio server's stderr: each line reaches ``log`` (redacted there)
-    from a reader thread, until the server and we have both closed it."""
-    read_fd, write_fd = os.pipe()
+class StderrTail:
+    """A stdio server's stderr: each line reaches ``log`` (redacted there) from a reader
+    thread, and the last few are kept to say why a start failed."""
 
-    def drain() -> None:
-        with open(read_fd, encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                if line.strip():
-                    log.info(f"mcp server {server} stderr: {line.rstrip()}")
+    def __init__(self, server: str, log: logging.Logger):
+        self.server = server
+        self.log = log
+        self.lines: deque[str] = deque(maxlen=STDERR_LINES)
+        self._drained = threading.Event()
 
-    threading.Thread(target=drain, name=f"mcp-{server}-stderr", daemon=True).start()
-    return open(write_fd, "w", encoding="utf-8")  # noqa: SIM115 - the connection closes it
+    def pipe(self, _name: str) -> TextIO:
+        """The file the server's stderr goes to (the connection closes it)."""
+        read_fd, write_fd = os.pipe()
+        threading.Thread(target=self._drain, args=(read_fd,), daemon=True,
+                         name=f"mcp-{self.server}-stderr").start()
+        return open(write_fd, "w", encoding="utf-8")  # noqa: SIM115 - the connection closes it
+
+    async def last_lines(self) -> tuple[str, ...]:
+        """The last lines, once the server and we have both closed the pipe (or after
+        ``STDERR_WAIT``); none for a server that never started one."""
+        deadline = time.monotonic() + STDERR_WAIT
+        while not self._drained.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return tuple(self.lines)
+
+    def _drain(self, read_fd: int) -> None:
+        try:
+            with open(read_fd, encoding="utf-8", errors="replace") as lines:
+                for line in lines:
+                    if line.strip():
+                        self.lines.append(line.rstrip()[:500])
+                        self.log.info(f"mcp server {self.server} stderr: {line.rstrip()}")
+        finally:
+            self._drained.set()
 
 
 class McpPool(McpClient):
@@ -127,8 +200,17 @@ class McpPool(McpClient):
     def listings(self) -> list[Listing]:
         return [future.result() for future in self._started]
 
-    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any]) -> CallResult:
-        return self._submit(self._servers.call(spec, tool, arguments)).result()
+    def call(self, spec: ServerSpec, tool: str, arguments: dict[str, Any],
+             cancelled: Cancelled = never) -> CallResult:
+        future = self._submit(self._servers.call(spec, tool, arguments))
+        while True:
+            try:
+                result: CallResult = future.result(CANCEL_EVERY)
+                return result
+            except concurrent.futures.TimeoutError:
+                if cancelled():
+                    future.cancel()  # the SDK tells the server (notifications/cancelled)
+                    return interrupted(label(tool))
 
     def close(self) -> None:
         if not self._thread.is_alive():

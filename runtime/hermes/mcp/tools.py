@@ -14,9 +14,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from hermes.mcp.base import CallResult, Listing, McpClient, ToolInfo
+from hermes.mcp.base import CallResult, Listing, McpClient, ToolInfo, never
 from hermes.mcp.spec import ServerSpec
-from hermes.tools.base import ToolSpec
+from hermes.tools.base import ToolOutput, ToolSpec
 from hermes.tools.fence import fence, label
 from hermes.tools.toolsets import ToolsetSpec
 
@@ -67,8 +67,13 @@ def _chosen(spec: ServerSpec, tools: tuple[ToolInfo, ...], warn: Warn) -> list[T
         if unknown:
             warn(f"mcp_servers.{spec.name}.tools.{part} names {', '.join(unknown)}, which "
                  f"the server does not offer (it offers: {', '.join(sorted(offered))})")
-    return [tool for tool in tools if (not spec.include or tool.name in spec.include)
-            and tool.name not in spec.exclude]
+    return [tool for tool in tools if offered_to_model(spec, tool)]
+
+
+def offered_to_model(spec: ServerSpec, tool: ToolInfo) -> bool:
+    """The tool passes the server's filter and can be called directly (not task-only)."""
+    return (not spec.include or tool.name in spec.include) and \
+        tool.name not in spec.exclude and not tool.task_only
 
 
 def _toolset(client: McpClient, spec: ServerSpec, tools: list[ToolInfo], taken: set[str],
@@ -103,9 +108,12 @@ def object_parameters(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _call(client: McpClient, spec: ServerSpec, tool: str, args: dict[str, Any],
-          **_: Any) -> str:
-    return untrusted(spec.name, tool, client.call(spec, tool, args))
+def _call(client: McpClient, spec: ServerSpec, tool: str, args: dict[str, Any], *,
+          ctx: Any = None, **_: Any) -> str | ToolOutput:
+    cancelled = ctx.cancelled if ctx is not None else never
+    result = client.call(spec, tool, args, cancelled)
+    content = untrusted(spec.name, tool, result)
+    return ToolOutput(content, result.images) if result.images else content
 
 
 def untrusted(server: str, tool: str, result: CallResult) -> str:

@@ -7,8 +7,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-Handler = Callable[..., str]
-"""``handler(args, *, ctx, **_) -> str``: the result as a JSON string, always."""
+Image = tuple[str, str]
+"""An image for the model: ``(MIME type, base64 data)``."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a handler returns when its result has images besides its JSON string: the
+    model sees them as image parts of a message after the tool results."""
+
+    content: str
+    images: tuple[Image, ...] = ()
+
+
+Handler = Callable[..., "str | ToolOutput"]
+"""``handler(args, *, ctx, **_) -> str``: the result as a JSON string, always (or a
+``ToolOutput``: that string and images)."""
 
 
 def always_available() -> bool:
@@ -58,6 +72,8 @@ class ToolResult:
     """Where the full result went when it was too long for ``content``."""
     duration_s: float = 0.0
     """Wall time of the call, in seconds."""
+    images: tuple[Image, ...] = ()
+    """Images the tool returned (``ToolOutput``), for the model to see."""
 
 
 def object_schema(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[str, Any]:

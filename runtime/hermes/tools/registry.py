@@ -18,7 +18,7 @@ from typing import Any
 
 from hermes.errors import ToolError
 from hermes.tools.arguments import parse_arguments
-from hermes.tools.base import ToolResult, ToolSpec
+from hermes.tools.base import ToolOutput, ToolResult, ToolSpec
 from hermes.tools.context import ToolContext
 from hermes.tools.core import CORE_TOOLSETS, core_tools
 from hermes.tools.results import cap_result, error, is_error
@@ -152,13 +152,14 @@ class ToolRegistry:
         try:
             spec = self._require(name)
             args = validate_arguments(spec.parameters, parse_arguments(raw_arguments))
-            content = run_handler(spec, args, ctx)
+            output = run_handler(spec, args, ctx)
         except ToolError as exc:
-            content = error(str(exc))
+            output = ToolOutput(error(str(exc)))
         except Exception as exc:  # e.g. a broken toolset declaration
-            content = error(f"{name}: {type(exc).__name__}: {exc}")
+            output = ToolOutput(error(f"{name}: {type(exc).__name__}: {exc}"))
         limit = (spec.max_result_chars if spec else None) or ctx.max_result_chars
-        return finish(name, args, content, ctx, limit, started)
+        result = finish(name, args, output.content, ctx, limit, started)
+        return replace(result, images=output.images) if output.images else result
 
     def _require(self, name: str) -> ToolSpec:
         spec = self.get(name)
@@ -172,17 +173,20 @@ class ToolRegistry:
         raise ToolError(f'unknown tool "{name}"{hint} available tools: {", ".join(names)}')
 
 
-def run_handler(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str:
+def run_handler(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     """Call the handler; whatever it raises becomes an error result."""
     try:
         content = spec.handler(args, ctx=ctx)
     except ToolError as exc:
-        return error(str(exc))
+        return ToolOutput(error(str(exc)))
     except Exception as exc:
-        return error(f"{spec.name} failed: {type(exc).__name__}: {exc}")
+        return ToolOutput(error(f"{spec.name} failed: {type(exc).__name__}: {exc}"))
+    if isinstance(content, ToolOutput):
+        return content
     if not isinstance(content, str):
-        return error(f"{spec.name} returned {type(content).__name__} instead of a JSON string")
-    return content
+        return ToolOutput(error(f"{spec.name} returned {type(content).__name__} instead of a "
+                                "JSON string"))
+    return ToolOutput(content)
 
 
 def finish(name: str, args: dict[str, Any] | None, content: str, ctx: ToolContext, limit: int,
