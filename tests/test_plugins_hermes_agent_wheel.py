@@ -58,6 +58,9 @@ class Recall(MemoryProvider):
 
 def where(args, **kwargs):
     from tools.registry import tool_result   # at call time, not at import
+    import plugins.shaped.helpers
+    import tools.registry as registry
+    chains = [plugins.shaped.helpers.GREETING == GREETING, registry.tool_result is tool_result]
     try:
         import gateway.config
     except ImportError as exc:
@@ -66,7 +69,8 @@ def where(args, **kwargs):
     provider.initialize()
     return tool_result(home=str(get_hermes_home()), greeting=GREETING, refused=refused,
                        provider_home=provider.home, error=json.loads(tool_error("x")),
-                       shadowed=[n for n in ("tools", "agent", "plugins") if n in sys.modules])
+                       shadowed=[n for n in ("tools", "agent", "plugins") if n in sys.modules],
+                       chains=chains)
 
 def register(ctx):
     ctx.register_tool(name="where", toolset="shaped", schema=schema("where"), handler=where)
@@ -103,13 +107,15 @@ def test_a_hermes_agent_plugin_imports_its_modules_at_load_and_call(
     assert result == {"home": str(root), "greeting": "hello from a submodule",
                       "refused": "hermes-agent's gateway.config is not supported by "
                                  "hermes-runtime",
-                      "provider_home": str(root), "error": {"error": "x"}, "shadowed": []}
+                      "provider_home": str(root), "error": {"error": "x"}, "shadowed": [],
+                      "chains": [True, True]}
 
 
 def test_a_missing_piece_refuses_the_plugin_in_one_line_naming_it(
         hermes, root: Path, tmp_path: Path) -> None:
     files = {"plugin.yaml": "name: platformish\nversion: 1.0.0\n",
-             "__init__.py": "from gateway.platforms.base import BasePlatformAdapter\n"
+             "__init__.py": "from tools.registry import tool_error\nimport hermes_constants\n"
+                            "from gateway.platforms.base import BasePlatformAdapter\n"
                             "def register(ctx):\n    pass\n"}
     plugin = write_shaped(tmp_path / "src" / "platformish", files)
     assert hermes("plugins", "install", str(plugin)).exit_code == 0
