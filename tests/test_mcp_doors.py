@@ -20,8 +20,9 @@ import pytest
 import yaml
 
 from conftest import ok, wait_until, write_fake_provider
-from mcp_doors_server import PNG
 from fakellm import FakeLLM, Reply, ToolCall
+from hermes.agent.transcript import last_turn_start
+from mcp_doors_server import PNG
 from mcp_support import starts, write_profile
 from plugin_support import write_plugin
 from test_doctor import table
@@ -160,3 +161,5 @@ def test_task_only_tools_are_not_offered_and_images_reach_the_model(
     assert note["text"].startswith("[Images returned by mcp_doors_picture above: outside")
     assert image == {"type": "image_url", "image_url": {
         "url": "data:image/png;base64," + base64.b64encode(PNG).decode()}}
+    sent = llm.requests[1].body["messages"]  # /undo takes back the user's turn, not that
+    assert sent[last_turn_start(sent) or 0]["content"] == "show me the picture"

@@ -11,18 +11,19 @@ from typing import Any
 
 from hermes.agent.loop import GRACE_NOTE, Agent
 from hermes.agent.summary import split_summary
+from hermes.tools.results import shows_images
 
 
 def last_turn_start(messages: list[dict[str, Any]]) -> int | None:
     """Index of the user message that began the last turn; None when there is none.
 
-    The budget's grace note and a compression summary are user messages that no user
-    typed: they never begin a turn.
+    The budget's grace note, a compression summary and the images tools returned are
+    user messages that no user typed: they never begin a turn.
     """
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         content = message.get("content")
-        if message.get("role") != "user" or content == GRACE_NOTE:
+        if message.get("role") != "user" or content == GRACE_NOTE or shows_images(message):
             continue
         summary = split_summary(content)
         if summary is None or summary[1].strip():

@@ -115,6 +115,13 @@ def images_message(named: list[tuple[str, tuple[str, str]]]) -> dict[str, Any] |
     return {"role": "user", "content": parts}
 
 
+def shows_images(message: dict[str, Any]) -> bool:
+    """True for an ``images_message``: a user message no user typed."""
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, list) and bool(content) \
+        and str(content[0].get("text", "")).startswith(IMAGES_NOTE.split("{", 1)[0])
+
+
 def text_of(content: Any) -> str | None:
     """A message's content as text (for the session store): image parts named only."""
     if not isinstance(content, list):
