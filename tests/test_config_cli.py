@@ -189,7 +189,8 @@ BAD_PROFILES = {
                            ["agent.reasoning_effort: input should be 'none', 'low'"]),
     "unknown group option": ("defaults:\n  - override provider: opneai\n",
                              ['provider: unknown option "opneai" (did you mean "openai"?)',
-                              "available: anthropic, custom, ollama, openai, openrouter"]),
+                              "available: anthropic, azure, bedrock, cerebras, custom, deepseek, "
+                              "fireworks, gemini, groq, huggingface, llamacpp, lmstudio"]),
     "unknown group": ("defaults:\n  - override providers: openai\n",
                       ['defaults: unknown config group "providers" (did you mean "provider"?)']),
     "invalid YAML": ("agent:\n  max_iterations: 3\n  - x\n", [":3: invalid YAML"]),

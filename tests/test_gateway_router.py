@@ -155,3 +155,31 @@ def test_slash_commands(router: SessionRouter, llm: FakeLLM, gate: threading.Eve
     assert replies[8] == "started a new conversation" and replies[9] == "re: fresh"
     assert "unknown command /bogus" in replies[10]
     assert "hello" not in json.dumps(llm.requests[-1].body["messages"])
+
+
+def test_slash_model_switches_the_chats_session_until_new(router: SessionRouter,
+                                                         llm: FakeLLM) -> None:
+    async def scenario() -> list[tuple[str, str]]:
+        chat = await connect(router)
+        await chat.say("c1", "/model early-model")  # before the chat has a session
+        await chat.say("c1", "first")
+        await chat.replies(2)
+        await chat.say("c1", "/model other-model")
+        await chat.say("c1", "second")
+        await chat.replies(4)
+        await chat.say("c1", "/model")
+        await chat.say("c2", "elsewhere")
+        await chat.replies(6)
+        await chat.say("c1", "/new")
+        await chat.say("c1", "fresh")
+        await chat.replies(8)
+        await chat.say("c1", "/model")
+        return await chat.replies(9)
+
+    replies = [text for _, text in asyncio.run(scenario())]
+    assert replies[0].startswith("model for this conversation: early-model")
+    assert replies[2].startswith("model for this conversation: other-model")
+    assert "model: other-model" in replies[4:6] and replies[8] == "model: gpt-4o"
+    assert [(r.last_user_text, r.model) for r in llm.requests] == [
+        ("first", "early-model"), ("second", "other-model"), ("elsewhere", "gpt-4o"),
+        ("fresh", "gpt-4o")]

@@ -32,6 +32,8 @@ COMMANDS: dict[str, CliEntry] = {
     "chat": CliEntry("chat_cmd", "chat", group=False, warm=True),
     "profile": CliEntry("profile_cmd", "app", one_profile=False),
     "config": CliEntry("config_cmd", "app"),
+    "setup": CliEntry("setup_cmd", "setup", group=False),
+    "model": CliEntry("model_cmd", "model", group=False),
     "sessions": CliEntry("sessions_cmd", "app"),
     "prompt": CliEntry("prompt_cmd", "app"),
     "doctor": CliEntry("doctor_cmd", "doctor", group=False),

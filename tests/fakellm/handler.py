@@ -51,6 +51,11 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         wire = self.fake.route(path) if self.command == "POST" else None
         request = self.fake._record(self.command, path, dict(self.headers.items()), raw, wire)
+        if self.command == "GET" and path.endswith("/models") and self.fake.models is not None:
+            self._send_json(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                for m in self.fake.models]})
+            return
         if wire is None:
             self._refuse(404, f"fake LLM: no route for {self.command} {path}; "
                          f"POST one of {sorted(self.fake.wires)}")

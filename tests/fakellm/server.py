@@ -54,8 +54,10 @@ class FakeLLM:
 
     def __init__(self, script: Iterable[ScriptItem] = (), *, fallback: Responder | None = None,
                  strict: bool = True, chunk_chars: int = 8, host: str = "127.0.0.1",
-                 port: int = 0):
+                 port: int = 0, models: Iterable[str] | None = None):
         self.script = Script(script, fallback)
+        self.models = list(models) if models is not None else None
+        """Model ids ``GET …/models`` lists (OpenAI's list format); None: no such route."""
         self.strict = strict
         self.ids = Ids()
         wires: list[Wire] = [cls(self.ids, chunk_chars)

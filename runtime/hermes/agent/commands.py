@@ -61,8 +61,8 @@ BOTH: frozenset[Door] = frozenset({"chat", "gateway"})
 
 BUILTINS: tuple[Builtin, ...] = (
     Builtin("new", "start a new conversation", BOTH, aliases=("reset",)),
-    Builtin("model", "the model answering", BOTH,
-            door_help={"chat": ("[NAME]", "show or switch the model for this session")}),
+    Builtin("model", "show the model, or switch it for the rest of this conversation "
+            "(new conversations use the profile's)", BOTH, args="[NAME]"),
     Builtin("tools", "list the tools the model can use", CHAT),
     Builtin("usage", "tokens and cost of this conversation", BOTH),
     Builtin("retry", "send your last message again", CHAT),

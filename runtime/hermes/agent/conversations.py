@@ -88,6 +88,18 @@ class Conversation:
                 if timer is not None:
                     timer.cancel()
 
+    def switch_model(self, name: str) -> bool:
+        """Ask model ``name`` for the rest of this session (``/model NAME``): this
+        conversation and, resumed in the same runtime, its later ones; whether the
+        client could switch. New sessions keep the profile's model."""
+        client = self.agent.model.with_model(name)
+        if client is None:
+            return False
+        self.agent.model = client
+        if self._owner is not None:
+            self._owner.session_models[self.session_id] = name
+        return True
+
     def interrupt(self) -> None:
         """Stop the running turn, if any (from any thread)."""
         self.agent.interrupt()
@@ -124,6 +136,9 @@ class Conversations:
         self._reserved = 0
         self._draining = False
         self._lock = threading.Lock()
+        self.session_models: dict[str, str] = {}
+        """The model a session switched to with ``/model``, by session id (kept while
+        this runtime lives)."""
 
     # -- opening -----------------------------------------------------------------------
 
@@ -137,12 +152,20 @@ class Conversations:
         if self.refusal is not None:
             raise MissingKey(self.refusal)
         if resume is not None:
-            return Conversation(self, self.factory.resume(self._resolve(resume), how))
+            return self._resumed(self.factory.resume(self._resolve(resume), how))
         if session is not None and self._exists(session):
-            return Conversation(self, self.factory.resume(session, how))
+            return self._resumed(self.factory.resume(session, how))
         agent = self.factory.new_session(how, session_id=session, history=history,
                                          instructions=instructions)
         return Conversation(self, agent)
+
+    def _resumed(self, agent: Agent) -> Conversation:
+        """A resumed session's conversation, on the model it switched to, if any."""
+        conversation = Conversation(self, agent)
+        name = self.session_models.get(agent.session_id)
+        if name is not None:
+            conversation.switch_model(name)
+        return conversation
 
     def _resolve(self, resume: str) -> str:
         sessions = self.factory.deps.sessions

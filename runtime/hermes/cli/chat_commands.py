@@ -118,14 +118,12 @@ def _say(text: str) -> None:
 
 def _model(call: _Call) -> Outcome:
     agent, name = call.agent, call.argument
-    settings = getattr(agent.model, "settings", None)
     if not name:
         _say(f"model: {agent.model.model}")
-    elif settings is None:
+    elif not call.conversation.switch_model(name):
         _say("this model client cannot switch models")
     else:
-        agent.model = type(agent.model)(settings.model_copy(update={"model": name}))  # type: ignore[call-arg]
-        _say(f"model for this session: {name}")
+        _say(f"model for this session: {name} (new sessions use the profile's)")
     return call.conversation, None
 
 

@@ -50,6 +50,8 @@ class SessionRouter:
         self._sessions: dict[str, str] = _load(self._path)
         self._queues: dict[str, deque[MessageEvent]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self._next_models: dict[str, str] = {}
+        """``/model NAME`` sent before a chat's session exists: its first turn's model."""
         self.learned = LearnedLines(service.runtime.container.learning(), self.adapters,
                                     self._quiet)
 
@@ -139,6 +141,8 @@ class SessionRouter:
         how = Interaction(source=source.platform, stream=False, interactive=True,
                           approve=self.approvals.callback(source, loop), origin=source)
         conversation = self.service.open(how, self._sessions.get(key))
+        if key in self._next_models:
+            conversation.switch_model(self._next_models.pop(key))
         self.learned.track(key, conversation.session_id, source, loop)
         if self._sessions.get(key) != conversation.session_id:
             self._sessions[key] = conversation.session_id
@@ -164,6 +168,7 @@ class SessionRouter:
 
     def _new(self, source: MessageSource, text: str) -> str:
         ended = self._sessions.pop(source.session_key, None)
+        self._next_models.pop(source.session_key, None)
         self._save()
         if ended is not None:  # the hooks run beside the loop, which answers at once
             asyncio.get_running_loop().run_in_executor(None, functools.partial(
@@ -172,7 +177,20 @@ class SessionRouter:
         return "started a new conversation"
 
     def _model(self, source: MessageSource, text: str) -> str:
-        return f"model: {self.service.model}"
+        """``/model``: the chat session's model; ``/model NAME`` switches it for the rest
+        of the session (``/new`` goes back to the profile's)."""
+        name = parse(text)[1]
+        key = source.session_key
+        session_id = self._sessions.get(key)
+        models = self.service.conversations.session_models
+        if not name:
+            current = models.get(session_id or "") or self._next_models.get(key)
+            return f"model: {current or self.service.model}"
+        if session_id is None:  # no session yet: its first turn opens it on this model
+            self._next_models[key] = name
+        else:
+            models[session_id] = name
+        return f"model for this conversation: {name} (/new goes back to {self.service.model})"
 
     def _stop(self, source: MessageSource, text: str) -> str:
         session_id = self._sessions.get(source.session_key)

@@ -18,3 +18,8 @@ class ModelClient(ABC):
                  *, stream: bool = False, callbacks: StreamCallbacks | None = None,
                  **params: Any) -> ModelReply:
         """One model turn."""
+
+    def with_model(self, name: str) -> ModelClient | None:
+        """The same client asking for model ``name`` instead (``/model NAME``); None
+        when this client cannot switch models."""
+        return None

@@ -98,6 +98,10 @@ class LiteLLMClient(ModelClient):
         self.model = settings.model
         self._sleep = sleep
 
+    def with_model(self, name: str) -> LiteLLMClient:
+        return LiteLLMClient(self.settings.model_copy(update={"model": name}),
+                             sleep=self._sleep)
+
     @property
     def api_mode(self) -> str:
         return detect_api_mode(self.settings)

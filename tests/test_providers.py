@@ -1,0 +1,220 @@
+"""Any provider: every provider option composes and names its key; one of each API mode
+answers a one-shot from the fake LLM (litellm's own routing and wire code run); ``hermes
+model`` lists and sets models; ``/model`` switches a session; ``hermes setup`` stores a
+checked key."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ok, refused, write_fake_provider
+from fakellm import FakeLLM, Reply
+from hermes.agent.conversations import Conversations
+from hermes.agent.factory import Interaction
+from hermes.cli.chat_commands import run_command
+from hermes.config import compose_config
+from hermes.config.layers import packaged_conf_dir
+from hermes.container import build_runtime
+from hermes.home import home_from_path
+
+OPTIONS = sorted(p.stem for p in (packaged_conf_dir() / "provider").glob("*.yaml"))
+NEW = ["azure", "bedrock", "cerebras", "deepseek", "fireworks", "gemini", "groq",
+       "huggingface", "llamacpp", "lmstudio", "minimax", "mistral", "moonshot", "nous", "qwen",
+       "together", "vertex", "vllm", "xai", "zhipu"]
+NEEDS_BASE = {"azure": "https://example-resource.openai.azure.com", "custom": "http://x/v1"}
+KEYS = {"gemini": "GEMINI_API_KEY", "azure": "AZURE_API_KEY", "xai": "XAI_API_KEY",
+        "deepseek": "DEEPSEEK_API_KEY", "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY",
+        "together": "TOGETHER_API_KEY", "fireworks": "FIREWORKS_API_KEY",
+        "cerebras": "CEREBRAS_API_KEY", "moonshot": "MOONSHOT_API_KEY",
+        "qwen": "DASHSCOPE_API_KEY", "zhipu": "ZAI_API_KEY", "minimax": "MINIMAX_API_KEY",
+        "nous": "NOUS_API_KEY", "huggingface": "HF_TOKEN"}
+KEY = "sk-fake-provider-key-1234"
+
+
+def write_profile(root: Path, option: str, **provider: object) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    config = {"defaults": [{"override provider": option}],
+              "provider": {"max_retries": 0, "timeout": 10} | provider}
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def write_key(root: Path, name: str, value: str = KEY) -> None:
+    (root / ".env").write_text(f"{name}={value}\n")
+    (root / ".env").chmod(0o600)
+
+
+def test_every_asked_for_provider_is_an_option() -> None:
+    assert set(NEW) <= set(OPTIONS)
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_each_option_composes_validates_and_names_its_key(option: str, root: Path,
+                                                          environ: dict[str, str]) -> None:
+    from hermes.agent.prechecks import missing_api_key
+
+    extra = [f"provider.api_base={NEEDS_BASE[option]}"] if option in NEEDS_BASE else []
+    if option == "custom":
+        extra.append("provider.model=m")
+    composed = compose_config(home_from_path(root), environ, [f"provider={option}", *extra])
+    provider = composed.config.provider
+    assert provider.name == option and provider.model and provider.provider
+    assert provider.api_mode != "auto" or option in ("openai", "anthropic")
+    if option in KEYS:
+        assert missing_api_key(composed.config, composed.raw) == KEYS[option]
+
+
+@pytest.mark.parametrize("option", ["deepseek", "gemini", "minimax", "huggingface"])
+def test_a_missing_key_is_refused_in_one_line_naming_it(option: str, hermes, root: Path
+                                                        ) -> None:
+    write_profile(root, option)
+    refused(hermes("-z", "hi"), f"no API key for provider {option}", KEYS[option])
+    assert not (root / "state.db").exists()
+
+
+def test_config_show_and_doctor_take_a_new_option(hermes, root: Path) -> None:
+    write_profile(root, "groq")
+    shown = yaml.safe_load(ok(hermes("config", "show")))
+    assert shown["provider"]["provider"] == "groq"
+    assert shown["provider"]["api_base"] == "https://api.groq.com/openai/v1"
+
+
+# -- one provider option of each API mode, pointed at the fake LLM ---------------------
+
+MODES = {  # option: (the fake's base URL attribute, the wire the request must arrive in)
+    "deepseek": ("openai_base_url", "openai_chat"),
+    "minimax": ("anthropic_base_url", "anthropic"),
+    "xai": ("openai_base_url", "responses"),
+    "bedrock": ("bedrock_base_url", "bedrock"),
+}
+
+
+@pytest.fixture
+def aws(tmp_path: Path) -> Iterator[None]:
+    from fakellm.bedrock import aws_sandbox, deferred_gc
+
+    with aws_sandbox(tmp_path) as refused_hosts, deferred_gc():
+        yield
+    assert refused_hosts == []
+
+
+@pytest.mark.usefixtures("aws")
+@pytest.mark.parametrize("option", sorted(MODES))
+def test_an_option_of_each_api_mode_answers_a_one_shot(option: str, hermes, root: Path) -> None:
+    base, wire = MODES[option]
+    key = "AWS_BEARER_TOKEN_BEDROCK" if option == "bedrock" else KEYS[option]
+    with FakeLLM([Reply(text=f"hello from {option}")]) as llm:
+        write_profile(root, option, api_base=getattr(llm, base))
+        write_key(root, key)
+        assert ok(hermes("-z", "hi")).strip() == f"hello from {option}"
+    request = llm.requests[-1]
+    assert request.wire == wire
+    auth = request.headers.get("authorization") or request.headers.get("x-api-key") or ""
+    assert KEY in auth
+
+
+# -- hermes model ------------------------------------------------------------------------
+
+def test_hermes_model_lists_the_endpoints_models_and_sets_one(hermes, root: Path) -> None:
+    with FakeLLM(models=["deepseek-chat", "deepseek-reasoner"]) as llm:
+        write_profile(root, "deepseek", api_base=llm.openai_base_url)
+        write_key(root, "DEEPSEEK_API_KEY")
+        listed = hermes("model")
+        assert ok(listed).splitlines() == ["* deepseek-chat", "  deepseek-reasoner"]
+        assert llm.openai_base_url + "/models" in listed.stderr
+    assert llm.requests[0].path == "/v1/models"
+    assert llm.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert "deepseek-reasoner" in ok(hermes("model", "set", "deepseek-reasoner"))
+    assert ok(hermes("config", "get", "provider.model")).strip() == "deepseek-reasoner"
+    ok(hermes("model", "deepseek-chat"))
+    assert yaml.safe_load((root / "config.yaml").read_text())["provider"]["model"] \
+        == "deepseek-chat"
+
+
+def test_hermes_model_lists_litellms_offline_map_for_a_native_api(hermes, root: Path) -> None:
+    write_profile(root, "gemini")
+    write_key(root, "GEMINI_API_KEY")
+    listed = ok(hermes("model"))  # no endpoint: a request would fail (no network here)
+    assert "* gemini-2.5-flash" in listed.splitlines() and "  gemini-2.5-pro" in listed
+
+
+def test_hermes_model_bad_input_is_one_line(hermes, root: Path) -> None:
+    write_profile(root, "deepseek")
+    before = (root / "config.yaml").read_text()
+    refused(hermes("model", "a", "b"), "one model name")
+    refused(hermes("model", "set"), "which model?")
+    assert (root / "config.yaml").read_text() == before
+
+
+# -- /model: the rest of the session, not the next one -----------------------------------
+
+@pytest.fixture
+def runtime(root: Path, environ: dict[str, str]) -> Iterator[tuple[object, FakeLLM]]:
+    with FakeLLM(fallback=lambda request: Reply(text=f"from {request.model}")) as llm:
+        write_fake_provider(root, llm.openai_base_url)
+        home = home_from_path(root)
+        with build_runtime(home, compose_config(home, environ, []).config, environ) as rt:
+            yield rt, llm
+
+
+def test_slash_model_switches_the_chat_session_only(runtime, capsys) -> None:
+    rt, llm = runtime
+    conversations: Conversations = rt.container.conversations()  # type: ignore[attr-defined]
+    how = Interaction()
+    conversation = conversations.open(how)
+    conversation, _ = run_command("/model other-model", conversation, conversations, how)
+    assert "model for this session: other-model" in capsys.readouterr().out
+    assert conversation.run("hi").text == "from other-model"
+    run_command("/model", conversation, conversations, how)
+    assert capsys.readouterr().out.strip() == "model: other-model"
+    session = conversation.session_id
+    conversation.end()
+    assert conversations.open(how, resume=session).run("again").text == "from other-model"
+    assert conversations.open(how).run("new one").text == "from gpt-4o"
+    assert [r.model for r in llm.requests] == ["other-model", "other-model", "gpt-4o"]
+
+
+# -- hermes setup ------------------------------------------------------------------------
+
+def test_setup_with_flags_checks_the_key_then_writes_env_0600(hermes, root: Path) -> None:
+    with FakeLLM(models=["deepseek-chat"]) as llm:
+        base = llm.openai_base_url
+        result = hermes("setup", "--provider", "deepseek", "--base-url", base,
+                        "--key-stdin", "--yes", input=KEY + "\n")
+        out = ok(result)
+    assert f"GET {base}/models: 1 model" in out
+    assert "hermes chat" in out and "provider deepseek, model deepseek-chat" in out
+    assert llm.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    env = root / ".env"
+    assert stat.S_IMODE(env.stat().st_mode) == 0o600
+    assert f"DEEPSEEK_API_KEY={KEY}" in env.read_text()
+    config = yaml.safe_load((root / "config.yaml").read_text())
+    assert config["defaults"] == [{"override provider": "deepseek"}]
+    assert config["provider"]["api_base"] == base
+    assert KEY not in (root / "config.yaml").read_text() + out + result.stderr
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--provider", "opneai", "--key", KEY], 'unknown option "opneai"'),
+    (["--key", KEY], "--provider is required"),
+    (["--provider", "deepseek"], "needs DEEPSEEK_API_KEY"),
+    (["--provider", "deepseek", "--key", " sk-x "], "leading or trailing spaces"),
+    (["--provider", "ollama", "--key", KEY], "takes no API key"),
+    (["--provider", "deepseek", "--key", KEY, "--key-stdin"], "give the key once"),
+])
+def test_setup_bad_input_is_one_line_exit_2_nothing_written(args: list[str], fragment: str,
+                                                            hermes, root: Path) -> None:
+    refused(hermes("setup", "--yes", *args), fragment)
+    assert not (root / ".env").exists() and not (root / "config.yaml").exists()
+
+
+def test_setup_writes_nothing_when_the_check_fails(hermes, root: Path) -> None:
+    with FakeLLM(strict=False) as llm:  # no /models route: 404
+        refused(hermes("setup", "--provider", "deepseek", "--base-url", llm.openai_base_url,
+                       "--key", KEY, "--yes"), "the check failed, nothing was written",
+                "HTTP 404")
+    assert not (root / ".env").exists() and not (root / "config.yaml").exists()
