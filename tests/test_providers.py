@@ -178,6 +178,26 @@ def test_slash_model_switches_the_chat_session_only(runtime, capsys) -> None:
     assert [r.model for r in llm.requests] == ["other-model", "other-model", "gpt-4o"]
 
 
+def test_a_session_id_keeps_its_model_on_the_gateway(runtime, root: Path) -> None:
+    """The API server's and the router's way: sessions opened by id, turn after turn."""
+    import logging
+
+    from hermes.gateway.service import ProfileService
+
+    rt, llm = runtime
+    service = ProfileService(home_from_path(root), rt, logging.getLogger("test-providers"))
+    assert service.model_command("s1", "other-model") \
+        == "model for this conversation: other-model (new ones use gpt-4o)"
+    assert service.model_command("s1", "") == "model: other-model"
+    how = Interaction(source="api_server", stream=False)
+    for text in ("first", "second"):  # new with that id, then resumed
+        with service.open(how, "s1") as conversation:
+            assert conversation.run(text).text == "from other-model"
+    with service.open(how, "s2") as conversation:
+        assert conversation.run("elsewhere").text == "from gpt-4o"
+    assert service.model_command("s2", "") == "model: gpt-4o"
+
+
 # -- hermes setup ------------------------------------------------------------------------
 
 def test_setup_with_flags_checks_the_key_then_writes_env_0600(hermes, root: Path) -> None:

@@ -152,15 +152,15 @@ class Conversations:
         if self.refusal is not None:
             raise MissingKey(self.refusal)
         if resume is not None:
-            return self._resumed(self.factory.resume(self._resolve(resume), how))
+            return self._on_its_model(self.factory.resume(self._resolve(resume), how))
         if session is not None and self._exists(session):
-            return self._resumed(self.factory.resume(session, how))
+            return self._on_its_model(self.factory.resume(session, how))
         agent = self.factory.new_session(how, session_id=session, history=history,
                                          instructions=instructions)
-        return Conversation(self, agent)
+        return self._on_its_model(agent)
 
-    def _resumed(self, agent: Agent) -> Conversation:
-        """A resumed session's conversation, on the model it switched to, if any."""
+    def _on_its_model(self, agent: Agent) -> Conversation:
+        """The session's conversation, on the model it switched to (``/model``), if any."""
         conversation = Conversation(self, agent)
         name = self.session_models.get(agent.session_id)
         if name is not None:

@@ -182,15 +182,11 @@ class SessionRouter:
         name = parse(text)[1]
         key = source.session_key
         session_id = self._sessions.get(key)
-        models = self.service.conversations.session_models
-        if not name:
-            current = models.get(session_id or "") or self._next_models.get(key)
-            return f"model: {current or self.service.model}"
-        if session_id is None:  # no session yet: its first turn opens it on this model
+        if session_id is None and name:  # no session yet: its first turn opens on NAME
             self._next_models[key] = name
-        else:
-            models[session_id] = name
-        return f"model for this conversation: {name} (/new goes back to {self.service.model})"
+        elif session_id is None and key in self._next_models:
+            return f"model: {self._next_models[key]}"
+        return self.service.model_command(session_id, name)
 
     def _stop(self, source: MessageSource, text: str) -> str:
         session_id = self._sessions.get(source.session_key)

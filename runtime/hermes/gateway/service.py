@@ -105,6 +105,17 @@ class ProfileService:
             return str(self.runtime.container.plugins().run_command(name, argument,
                                                                     conversation.agent))
 
+    def model_command(self, session_id: str | None, name: str) -> str:
+        """``/model [NAME]`` for the session ``session_id``: its model, or NAME for the
+        rest of it (later sessions keep the profile's; None: no session yet, the caller
+        keeps NAME for it)."""
+        models = self.conversations.session_models
+        if not name:
+            return f"model: {models.get(session_id or '', self.model)}"
+        if session_id is not None:
+            models[session_id] = name
+        return f"model for this conversation: {name} (new ones use {self.model})"
+
     def skill_turn(self, text: str) -> SkillTurn | None:
         """``/<skill> [request]`` as the turn that carries the skill, else None."""
         return skill_turn(self.runtime.container.skills(), text)
