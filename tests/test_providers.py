@@ -238,3 +238,30 @@ def test_setup_writes_nothing_when_the_check_fails(hermes, root: Path) -> None:
                        "--key", KEY, "--yes"), "the check failed, nothing was written",
                 "HTTP 404")
     assert not (root / ".env").exists() and not (root / "config.yaml").exists()
+
+
+def test_setup_at_a_terminal_asks_what_the_flags_leave_open(environ: dict[str, str],
+                                                            root: Path) -> None:
+    import sys
+
+    import pexpect
+
+    with FakeLLM(models=["deepseek-chat", "deepseek-reasoner"]) as llm:
+        child = pexpect.spawn(sys.executable, ["-m", "hermes", "setup", "--base-url",
+                                               llm.openai_base_url],
+                              env=environ | {"TERM": "dumb"}, encoding="utf-8", timeout=60)
+        child.expect(r"Provider \(number or name\) \[openai\]: ")
+        assert " deepseek" in (child.before or "") and " zhipu" in (child.before or "")
+        child.sendline("deepseek")
+        child.expect("DEEPSEEK_API_KEY: ")
+        child.sendline(KEY)
+        child.expect(r"Model \[deepseek-chat\]: ")
+        child.sendline("deepseek-reasoner")
+        child.expect("ready: provider deepseek, model deepseek-reasoner")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert KEY not in (child.before or "")  # the key was not echoed
+    assert f"DEEPSEEK_API_KEY={KEY}" in (root / ".env").read_text()
+    assert yaml.safe_load((root / "config.yaml").read_text())["provider"]["model"] \
+        == "deepseek-reasoner"
