@@ -216,6 +216,12 @@ def test_setup_with_flags_checks_the_key_then_writes_env_0600(hermes, root: Path
     assert config["defaults"] == [{"override provider": "deepseek"}]
     assert config["provider"]["api_base"] == base
     assert KEY not in (root / "config.yaml").read_text() + out + result.stderr
+    # another provider: the old endpoint's URL does not follow it; the old key stays
+    ok(hermes("setup", "--provider", "gemini", "--key", "g-key", "--no-check", "--yes"))
+    assert ok(hermes("config", "get", "provider.api_base")).strip() == "null"
+    assert ok(hermes("config", "get", "provider.model")).strip() == "gemini-2.5-flash"
+    assert "GEMINI_API_KEY=g-key" in env.read_text() and f"DEEPSEEK_API_KEY={KEY}" in \
+        env.read_text()
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
@@ -225,6 +231,7 @@ def test_setup_with_flags_checks_the_key_then_writes_env_0600(hermes, root: Path
     (["--provider", "deepseek", "--key", " sk-x "], "leading or trailing spaces"),
     (["--provider", "ollama", "--key", KEY], "takes no API key"),
     (["--provider", "deepseek", "--key", KEY, "--key-stdin"], "give the key once"),
+    (["--provider", "azure", "--key", KEY], "needs the endpoint's URL: pass --base-url"),
 ])
 def test_setup_bad_input_is_one_line_exit_2_nothing_written(args: list[str], fragment: str,
                                                             hermes, root: Path) -> None:

@@ -53,8 +53,7 @@ def setup(
     plan = provider_setup.plan(home, st.environ, choice)
     if check:
         out(f"checked: {provider_setup.check(plan)}")
-    for note in provider_setup.apply(home, st.environ, plan):
-        sys.stderr.write(note + "\n")
+    provider_setup.apply(home, plan)
     _say_ready(home, st.hint_profile(), plan)
 
 
@@ -67,14 +66,14 @@ def _options(home: Home, environ: Mapping[str, str]) -> list[str]:
 def _ask(home: Home, environ: Mapping[str, str], choice: Choice) -> Choice:
     """The questions the flags left open, at the terminal."""
     from hermes.config import compose_config
-    from hermes.models.provider_setup import key_name, overrides
+    from hermes.models.provider_setup import key_name, profile_text
 
     provider = choice.provider or _ask_provider(_options(home, environ))
     choice = Choice(provider, choice.key, choice.model, choice.base_url)
     if choice.base_url is None and provider in ("custom", "azure"):
         choice = Choice(provider, choice.key, choice.model,
                         typer.prompt("Base URL of the endpoint"))
-    composed = compose_config(home, environ, overrides(choice))
+    composed = compose_config(home, environ, profile_text=profile_text(home, environ, choice))
     name = key_name(composed.raw)
     key = choice.key
     if key is None and name is not None:

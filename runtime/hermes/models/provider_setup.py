@@ -36,6 +36,8 @@ class Plan:
     """The composed provider settings, with the new key in them."""
     key_name: str | None
     """The ``.env`` name the option reads its key from (``${secret:NAME}``), if any."""
+    profile_text: str
+    """The profile's new ``config.yaml``."""
 
 
 def provider_options(home: Home, environ: Mapping[str, str]) -> list[str]:
@@ -45,19 +47,35 @@ def provider_options(home: Home, environ: Mapping[str, str]) -> list[str]:
     return available_options(load_layers(home, environ), "provider")
 
 
-def overrides(choice: Choice) -> list[str]:
-    """The choice as command-line overrides (what ``apply`` will write)."""
-    found = [f"provider={choice.provider}"]
-    if choice.model:
-        found.append(f"provider.model={_quoted(choice.model)}")
-    if choice.base_url:
-        found.append(f"provider.api_base={_quoted(choice.base_url)}")
-    return found
+OPTION_KEYS = ("provider", "model", "api_base", "api_key", "api_mode", "requires_key")
+"""The profile's ``provider.*`` keys that belong to the option it picked: dropped when
+setup picks another option (the old endpoint's URL would else follow the new one)."""
 
 
-def _quoted(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{escaped}'"
+def profile_text(home: Home, environ: Mapping[str, str], choice: Choice) -> str:
+    """The profile's ``config.yaml`` with ``choice`` made (comments kept)."""
+    from hermes.config.edit import (
+        dump_roundtrip,
+        load_roundtrip,
+        set_choice,
+        set_path,
+        unset_path,
+    )
+    from hermes.config.group_switch import current_option
+
+    try:
+        text = home.config_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    doc = load_roundtrip(text, source=str(home.config_file))
+    if current_option(home, environ, "provider") != choice.provider:
+        for key in OPTION_KEYS:
+            unset_path(doc, ["provider", key])
+    set_choice(doc, "provider", choice.provider)
+    for key, value in (("model", choice.model), ("api_base", choice.base_url)):
+        if value:
+            set_path(doc, ["provider", key], value)
+    return str(dump_roundtrip(doc))
 
 
 def key_name(raw: Mapping[str, Any]) -> str | None:
@@ -70,9 +88,17 @@ def plan(home: Home, environ: Mapping[str, str], choice: Choice) -> Plan:
     """Compose and validate the profile with ``choice``; ``UserError`` (one line) when it
     does not hold, or when the provider needs a key and none is given or stored."""
     from hermes.config import compose_config
+    from hermes.errors import MissingValueError
 
     _check_text(choice)
-    composed = compose_config(home, environ, overrides(choice))
+    text = profile_text(home, environ, choice)
+    try:
+        composed = compose_config(home, environ, profile_text=text)
+    except MissingValueError as exc:
+        if exc.key != "provider.api_base":
+            raise
+        raise UserError(f"provider {choice.provider} needs the endpoint's URL: pass "
+                        "--base-url URL") from exc
     settings = composed.config.provider
     name = key_name(composed.raw)
     if choice.key is not None and name is None:
@@ -86,7 +112,7 @@ def plan(home: Home, environ: Mapping[str, str], choice: Choice) -> Plan:
     if settings.requires_key and not settings.api_key:
         raise UserError(f"provider {choice.provider} needs {name or 'an API key'}: pass it "
                         "with --key-stdin (or --key)")
-    return Plan(choice, settings, name)
+    return Plan(choice, settings, name, text)
 
 
 def _check_text(choice: Choice) -> None:
@@ -110,17 +136,13 @@ def check(plan: Plan) -> str:
                         f"written: {exc} (--no-check skips it)") from exc
 
 
-def apply(home: Home, environ: Mapping[str, str], plan: Plan) -> list[str]:
-    """Write the choice: provider option, model and base URL to ``config.yaml``, the key
-    to ``.env`` (0600). Notes from the editor."""
-    from hermes.config.edit import set_value
+def apply(home: Home, plan: Plan) -> None:
+    """Write the choice: the profile's ``config.yaml`` (provider option, model, base URL)
+    and the key to ``.env`` (0600)."""
+    from hermes.config.dotenv_edit import set_secret
+    from hermes.fsutil import atomic_write, private_dir
 
-    choice = plan.choice
-    notes = list(set_value(home, "provider", choice.provider, environ).notes)
-    if choice.base_url:
-        notes += set_value(home, "provider.api_base", choice.base_url, environ).notes
-    if choice.model:
-        notes += set_value(home, "provider.model", choice.model, environ).notes
-    if choice.key is not None and plan.key_name:
-        notes += set_value(home, plan.key_name, choice.key, environ).notes
-    return notes
+    private_dir(home.path)
+    atomic_write(home.config_file, plan.profile_text, mode=0o600)
+    if plan.choice.key is not None and plan.key_name:
+        set_secret(home.env_file, plan.key_name, plan.choice.key)
