@@ -57,6 +57,29 @@ def run_command(text: str, conversation: Conversation, conversations: Conversati
     return conversation, _skill(text, factory)
 
 
+def one_shot_command(text: str, conversation: Conversation, conversations: Conversations
+                     ) -> tuple[str | None, str]:
+    """A one-shot's ``/name [argument]``, routed by the table as in the chat: ``(reply,
+    text)`` — an enabled plugin's command answers (``reply``); ``/<skill> [request]`` is
+    the turn with that skill loaded (``text``); anything else is asked as it is."""
+    if not text.startswith("/") or text.startswith("//"):
+        return None, text
+    name, argument = parse(text)
+    factory = conversations.factory
+    found = route(name, "chat", _plugin_commands(factory))
+    if found == "plugin":
+        return str(factory.deps.plugins.run_command(name, argument, conversation.agent)), text
+    if found == "builtin":
+        return None, text
+    from hermes.skills.commands import skill_turn
+
+    turn = skill_turn(factory.deps.skills, text)
+    if turn is None:
+        return None, text
+    sys.stderr.write(f"loaded skill {turn.skill.name}\n")
+    return None, turn.message
+
+
 def leaves(text: str) -> bool:
     """Whether ``text`` is ``/exit`` (or an alias): the chat ends before any dispatch."""
     return text.strip().startswith("/") and builtin(parse(text)[0], "chat") is _EXIT

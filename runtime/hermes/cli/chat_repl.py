@@ -12,7 +12,7 @@ from hermes.agent.conversations import LATEST, Conversation, Conversations
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import FORCED_ANSWER, AgentEvents, TurnResult
-from hermes.cli.chat_commands import leaves, run_command
+from hermes.cli.chat_commands import leaves, one_shot_command, run_command
 from hermes.cli.chat_learning import LearnedNotices, answering
 from hermes.environments.sandbox.policy import home_workspace_note
 from hermes.hints import command, for_profile
@@ -55,6 +55,11 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
     conversation = _open(runtime, how, resume, continue_)
     _learned_notices(runtime)
     runtime.container.learning().hold()  # until the answer is out (see finish_reviews)
+    reply, query = one_shot_command(query, conversation, _conversations(runtime))
+    if reply is not None:  # a plugin's command answered; no turn ran
+        conversation.end()
+        sys.stdout.write(reply.rstrip("\n") + "\n")
+        return 0
     result = _run_interruptibly(conversation, query)
     kept = conversation.end().kept
     if result.exit_reason == "error":

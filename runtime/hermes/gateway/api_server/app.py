@@ -6,7 +6,9 @@ tools included, for every request. Conversations continue through the
 ``X-Hermes-Session-Id`` header (answered on every response); without it each
 request is a new session whose history is the client's messages. A client's
 ``system`` message is layered under the agent's own system prompt. A last user
-message ``/<skill> [request]`` runs the turn with that skill loaded.
+message ``/<command> [argument]`` of an enabled plugin is answered by that plugin
+(routed by ``agent/commands.py``, as on every platform); ``/<skill> [request]`` runs the
+turn with that skill loaded.
 
 Streaming chat completions are OpenAI chunks over SSE ending in ``[DONE]``; tool
 progress travels in chunks with an empty delta and a ``hermes`` field
@@ -31,6 +33,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from hermes.agent.commands import parse, route
 from hermes.agent.conversations import Busy, Draining
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
@@ -53,7 +56,7 @@ from hermes.gateway.api_server.wire import (
     usage_body,
 )
 from hermes.gateway.service import ProfileService
-from hermes.models.types import StreamCallbacks, ToolCall
+from hermes.models.types import StreamCallbacks, ToolCall, Usage
 
 SESSION_HEADER = "X-Hermes-Session-Id"
 SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -145,8 +148,11 @@ class _Api:
         messages = [(m.role, text_of(m.content, f"messages.{i}.content"))
                     for i, m in enumerate(body.messages)]
         instructions, history, text = split_conversation(messages, "messages")
-        text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
         headers = {SESSION_HEADER: session_id}
+        answer = await _plugin_command(served.service, text, session_id)
+        if answer is not None:
+            return _answered(body.model, answer, bool(body.stream), headers)
+        text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
             stream = _stream_chat(served.service, body.model, session_id, history,
@@ -170,7 +176,6 @@ class _Api:
             messages = [(m.role, text_of(m.content, f"input.{i}.content"))
                         for i, m in enumerate(body.input)]
         instructions, history, text = split_conversation(messages, "input")
-        text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
         instructions = "\n\n".join(x for x in (body.instructions, instructions) if x) or None
         session_id = None
         if body.previous_response_id:
@@ -179,11 +184,17 @@ class _Api:
                 raise WireError(404, f"previous_response_id: no stored response "
                                      f"{body.previous_response_id!r}",
                                 param="previous_response_id", code="response_not_found")
-        session_id, result = await _run(served.service,
-                                        Interaction(source="api_server", stream=False),
-                                        session_id or uuid.uuid4().hex, history, instructions,
-                                        text)
-        response = response_object(new_id("resp"), body.model, result.text, result.usage,
+        session_id = session_id or uuid.uuid4().hex
+        answer = await _plugin_command(served.service, text, session_id)
+        if answer is None:
+            text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
+            session_id, result = await _run(served.service,
+                                            Interaction(source="api_server", stream=False),
+                                            session_id, history, instructions, text)
+            answer, usage = result.text, result.usage
+        else:
+            usage = Usage()
+        response = response_object(new_id("resp"), body.model, answer, usage,
                                    body.previous_response_id, body.store)
         if body.store:
             served.responses.save(response, session_id)
@@ -203,6 +214,31 @@ class _Api:
             break
         return JSONResponse(WireError(500, "internal error; see the gateway log",
                                       "server_error").body(), status_code=500)
+
+
+async def _plugin_command(service: ProfileService, text: str, session_id: str
+                          ) -> str | None:
+    """The reply of an enabled plugin's ``/command`` (routed by the one slash-command
+    table, as on every platform), run in the session of ``session_id``; None for any
+    other message."""
+    if not text.startswith("/"):
+        return None
+    name, argument = parse(text)
+    if route(name, "gateway", service.plugin_commands()) != "plugin":
+        return None
+    return await asyncio.to_thread(service.run_plugin_command, name, argument,
+                                   Interaction(source="api_server", stream=False), session_id)
+
+
+def _answered(model: str, text: str, stream: bool, headers: dict[str, str]) -> Any:
+    """A reply no model wrote (a plugin command's) as a completion, or its SSE chunks."""
+    if not stream:
+        return JSONResponse(completion(model, text, Usage()), headers=headers)
+    chunk_id = new_id("chatcmpl")
+    parts = [_sse(chunk(chunk_id, model, {"role": "assistant", "content": ""})),
+             _sse(chunk(chunk_id, model, {"content": text})),
+             _sse(chunk(chunk_id, model, {}, "stop")), "data: [DONE]\n\n"]
+    return StreamingResponse(iter(parts), media_type="text/event-stream", headers=headers)
 
 
 async def _run(service: ProfileService, how: Interaction, session_id: str,
