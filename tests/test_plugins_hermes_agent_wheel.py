@@ -136,9 +136,13 @@ def test_a_missing_piece_refuses_the_plugin_in_one_line_naming_it(
 def wheel_plugins(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The general, platform and memory plugins of hermes-agent's published wheel."""
     where = tmp_path_factory.mktemp("hermes-agent-wheel")
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
-                           "--disable-pip-version-check", "--quiet", "-d", str(where), WHEEL],
-                          capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
+                               "--disable-pip-version-check", "--retries", "1", "--timeout",
+                               "15", "--quiet", "-d", str(where), WHEEL],
+                              capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"pip could not fetch {WHEEL} within 120 s (offline?)")
     wheels = list(where.glob("*.whl"))
     if done.returncode != 0 or not wheels:
         pytest.skip(f"pip cannot fetch {WHEEL} (offline?): "
