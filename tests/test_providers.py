@@ -240,10 +240,13 @@ def test_setup_bad_input_is_one_line_exit_2_nothing_written(args: list[str], fra
 
 
 def test_setup_writes_nothing_when_the_check_fails(hermes, root: Path) -> None:
-    with FakeLLM(strict=False) as llm:  # no /models route: 404
+    from fakellm import Fault
+
+    with FakeLLM([Fault.authentication()], strict=False) as llm:  # no /models: a completion, refused
         refused(hermes("setup", "--provider", "deepseek", "--base-url", llm.openai_base_url,
-                       "--key", KEY, "--yes"), "the check failed, nothing was written",
-                "HTTP 404")
+                       "--key", KEY, "--yes"), "the check failed, nothing was written")
+    assert [r.path for r in llm.requests] == ["/v1/models", "/v1/chat/completions"]
+    assert llm.requests[1].body["max_tokens"] == 1
     assert not (root / ".env").exists() and not (root / "config.yaml").exists()
 
 
@@ -272,3 +275,13 @@ def test_setup_at_a_terminal_asks_what_the_flags_leave_open(environ: dict[str, s
     assert f"DEEPSEEK_API_KEY={KEY}" in (root / ".env").read_text()
     assert yaml.safe_load((root / "config.yaml").read_text())["provider"]["model"] \
         == "deepseek-reasoner"
+
+
+def test_setup_checks_a_native_api_with_a_one_token_completion(hermes, root: Path) -> None:
+    with FakeLLM([Reply(text="OK")], strict=False) as llm:  # minimax: no model list (404)
+        out = ok(hermes("setup", "--provider", "minimax", "--base-url",
+                        llm.anthropic_base_url, "--key", KEY, "--yes"))
+    assert "a one-token completion from anthropic/MiniMax-M2" in out
+    assert [r.path for r in llm.requests] == ["/v1/models", "/v1/messages"]
+    assert llm.requests[1].headers["x-api-key"] == KEY
+    assert f"MINIMAX_API_KEY={KEY}" in (root / ".env").read_text()

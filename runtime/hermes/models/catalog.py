@@ -60,9 +60,10 @@ def auth_headers(settings: ProviderConfig) -> dict[str, str]:
     return {"authorization": f"Bearer {settings.api_key}"}
 
 
-def fetch_models(url: str, settings: ProviderConfig) -> list[str]:
-    """The ids ``url`` lists (OpenAI's and Anthropic's ``{"data": [{"id": …}]}``);
-    ``ModelCallError`` (authentication, connection, ...) when it cannot be read."""
+def fetch_models(url: str, settings: ProviderConfig) -> list[str] | None:
+    """The ids ``url`` lists (OpenAI's and Anthropic's ``{"data": [{"id": …}]}``); None
+    when the endpoint has no such list (404); ``ModelCallError`` (authentication,
+    connection, ...) when it cannot be read."""
     import httpx
 
     try:
@@ -74,6 +75,8 @@ def fetch_models(url: str, settings: ProviderConfig) -> list[str]:
     if response.status_code in (401, 403):
         raise ModelCallError(f"{url}: the key was refused (HTTP {response.status_code})",
                              ErrorClass.AUTH)
+    if response.status_code == 404:
+        return None
     if response.status_code >= 400:
         raise ModelCallError(f"{url}: HTTP {response.status_code}", ErrorClass.SERVER_ERROR)
     return _ids(_json(response))
@@ -118,18 +121,20 @@ def _map_path() -> Path | None:
 def list_models(settings: ProviderConfig) -> ModelList:
     """The endpoint's models where it lists them, else litellm's offline map's."""
     url = models_url(settings)
-    if url is not None:
-        return ModelList(fetch_models(url, settings), url)
-    return ModelList(offline_models(settings.provider), "litellm's offline model map")
+    found = fetch_models(url, settings) if url is not None else None
+    if found is not None:
+        return ModelList(found, str(url))
+    source = "litellm's offline model map" + (f"; {url} has no list" if url else "")
+    return ModelList(offline_models(settings.provider), source)
 
 
 def check_access(settings: ProviderConfig) -> str:
     """One cheap call proving the endpoint takes the key: its model list where it has
     one, else a one-token completion; what was checked. ``ModelCallError`` if refused."""
     url = models_url(settings)
-    if url is not None:
-        count = len(fetch_models(url, settings))
-        return f"GET {url}: {count} model{'' if count == 1 else 's'}"
+    found = fetch_models(url, settings) if url is not None else None
+    if found is not None:
+        return f"GET {url}: {len(found)} model{'' if len(found) == 1 else 's'}"
     from hermes.models.litellm_client import LiteLLMClient
 
     client = LiteLLMClient(settings.model_copy(update={"max_retries": 0, "fallbacks": []}))
