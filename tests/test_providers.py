@@ -242,7 +242,8 @@ def test_setup_bad_input_is_one_line_exit_2_nothing_written(args: list[str], fra
 def test_setup_writes_nothing_when_the_check_fails(hermes, root: Path) -> None:
     from fakellm import Fault
 
-    with FakeLLM([Fault.authentication()], strict=False) as llm:  # no /models: a completion, refused
+    # no /models (404): a one-token completion, whose key is refused
+    with FakeLLM([Fault.authentication()], strict=False) as llm:
         refused(hermes("setup", "--provider", "deepseek", "--base-url", llm.openai_base_url,
                        "--key", KEY, "--yes"), "the check failed, nothing was written")
     assert [r.path for r in llm.requests] == ["/v1/models", "/v1/chat/completions"]
