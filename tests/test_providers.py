@@ -286,3 +286,30 @@ def test_setup_checks_a_native_api_with_a_one_token_completion(hermes, root: Pat
     assert [r.path for r in llm.requests] == ["/v1/models", "/v1/messages"]
     assert llm.requests[1].headers["x-api-key"] == KEY
     assert f"MINIMAX_API_KEY={KEY}" in (root / ".env").read_text()
+
+
+def test_slash_model_through_the_api_server(root: Path, environ: dict[str, str]) -> None:
+    import openai
+
+    from gateway_support import KEY as API_KEY
+    from gateway_support import configure, gateway
+
+    with FakeLLM(fallback=lambda request: Reply(text=f"from {request.model}"),
+                 strict=False) as llm:
+        configure(root, llm.openai_base_url)
+        with gateway(environ, root) as gw:
+            api = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=API_KEY, max_retries=0,
+                                timeout=30)
+            session = {"X-Hermes-Session-Id": "chat-1"}
+
+            def say(text: str, headers: dict[str, str] = session) -> str | None:
+                return api.chat.completions.create(
+                    model="default", messages=[{"role": "user", "content": text}],
+                    extra_headers=headers).choices[0].message.content
+
+            assert say("/model other-model") \
+                == "model for this conversation: other-model (new ones use gpt-4o)"
+            assert say("hi") == "from other-model" and say("again") == "from other-model"
+            assert say("/model") == "model: other-model"
+            assert say("elsewhere", {"X-Hermes-Session-Id": "chat-2"}) == "from gpt-4o"
+    assert [r.model for r in llm.requests] == ["other-model", "other-model", "gpt-4o"]

@@ -7,8 +7,8 @@ tools included, for every request. Conversations continue through the
 request is a new session whose history is the client's messages. A client's
 ``system`` message is layered under the agent's own system prompt. A last user
 message ``/<command> [argument]`` of an enabled plugin is answered by that plugin
-(routed by ``agent/commands.py``, as on every platform); ``/<skill> [request]`` runs the
-turn with that skill loaded.
+(routed by ``agent/commands.py``, as on every platform), ``/model [NAME]`` shows or
+switches the session's model; ``/<skill> [request]`` runs the turn with that skill loaded.
 
 Streaming chat completions are OpenAI chunks over SSE ending in ``[DONE]``; tool
 progress travels in chunks with an empty delta and a ``hermes`` field
@@ -219,12 +219,15 @@ class _Api:
 async def _plugin_command(service: ProfileService, text: str, session_id: str
                           ) -> str | None:
     """The reply of an enabled plugin's ``/command`` (routed by the one slash-command
-    table, as on every platform), run in the session of ``session_id``; None for any
-    other message."""
+    table, as on every platform), or of ``/model [NAME]``, in the session of
+    ``session_id``; None for any other message."""
     if not text.startswith("/"):
         return None
     name, argument = parse(text)
-    if route(name, "gateway", service.plugin_commands()) != "plugin":
+    found = route(name, "gateway", service.plugin_commands())
+    if found == "builtin" and name == "model":
+        return service.model_command(session_id, argument)
+    if found != "plugin":
         return None
     return await asyncio.to_thread(service.run_plugin_command, name, argument,
                                    Interaction(source="api_server", stream=False), session_id)
