@@ -4,12 +4,16 @@ and what follows them is still checked."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fakellm import FakeLLM
 from hermes.tools.danger import detect_dangers
 from hermes.tools.shell import parse
+from test_approval_evasion_cli import llm, run_once  # noqa: F401  (llm: a fixture)
 
 LENGTHS = ["${#s}", "${#arr[@]}", "${#arr[*]}", "${#1}", "${#}", "$#", "${s#pre}",
            "${s##*/}", "${s%.txt}", "${x:-${#y}}", "$(( ${#s} + 1 ))", "$(echo ${#s})"]
@@ -40,3 +44,12 @@ def test_a_length_expansion_never_breaks_parsing_nor_hides_a_danger(
     command, key = danger
     keys = {d.key for d in detect_dangers(f"{place.format(e=expansion)}\n{command}")}
     assert "unparseable" not in keys and key in keys, keys
+
+
+def test_a_one_shot_runs_echo_of_a_length(hermes_subprocess, llm: FakeLLM,  # noqa: F811
+                                          tmp_path: Path) -> None:
+    """Through the real CLI: the terminal ran it (before, "unparseable" needed an approval
+    nobody could give in a one-shot)."""
+    result = run_once(hermes_subprocess, llm, 's=hello; echo ${#s}',
+                      f"environment.cwd={tmp_path}")
+    assert "error" not in result and result["output"].strip() == "5", result

@@ -94,10 +94,12 @@ def scan_content(file: str, data: bytes, *, notes: bool = False) -> list[Finding
     too with ``notes``."""
     from hermes.skills.scan_text import find_threats  # compiled patterns: only when writing
 
+    if is_program(file, data):
+        return [Finding(file, "binary script", "a program, not readable text: scripts must "
+                        "be readable")]
     text = _text_of(data)
     if text is None:
-        return [Finding(file, "binary script", "a program, not readable text: scripts must "
-                        "be readable")] if is_program(file, data) else []
+        return []
     text = text.removeprefix("\ufeff")
     findings = [Finding.of(file, threat) for threat in find_threats(file, text)]
     if is_shell_script(file, text):

@@ -10,7 +10,8 @@ applies in a skill's files:
 - Role markers (``<|endoftext|>``, ``# System message``, ``Assistant:``) count only in
   prose: in code they are a tokenizer's special token, a comment, a chat template.
 - A phrase quoted in a sentence is a mention, not an instruction: ``rejects phrases
-  like "ignore previous instructions"``.
+  like "ignore previous instructions"``; ``never tell the user to inspect x`` is advice
+  (``never tell the user that ...`` is not).
 - Exfiltration is a credential sent to a host that is not the credential's own
   service (``scan_hosts.py``): ``curl -H "Authorization: token $GITHUB_TOKEN"
   https://api.github.com`` is how the GitHub API is called; the same header sent to
@@ -137,17 +138,25 @@ def _without(text: str, positions: list[int]) -> str:
 
 def _harmless(threat: Threat, match: re.Match[str], view: str) -> bool:
     if threat.kind == "prompt injection":
-        return _quoted_mention(match, view)
+        return _quoted_mention(match, view) or _advice(match, view)
     if threat.kind == "exfiltration":
         return sent_to_own_service(threat.pattern, match, view)
     return False
 
 
+def _advice(match: re.Match[str], view: str) -> bool:
+    """``Never tell the user to inspect state.json``: what to advise, not what to hide
+    (``never tell the user that ...`` still counts)."""
+    return bool(re.match(r"(?:do\s+not|don'?t|never)\s+tell", match.group(), re.IGNORECASE)
+                and re.match(r"\s+to\s", view[match.end():match.end() + 5]))
+
+
 def _quoted_mention(match: re.Match[str], view: str) -> bool:
-    """The match is all a quotation holds, inside a sentence: ``phrases like "ignore
-    previous instructions"`` names the phrase; it tells the reader nothing to do."""
-    line_start = view.rfind("\n", 0, match.start()) + 1
-    before = view[line_start:match.start()]
+    """The match is all a quotation holds, inside a sentence (its paragraph has words
+    before it): ``phrases like "ignore previous instructions"`` names the phrase; it
+    tells the reader nothing to do."""
+    paragraph = max(view.rfind("\n\n", 0, match.start()), 0)
+    before = view[paragraph:match.start()]
     after = view[match.end():match.end() + 2]
     if not before or before[-1] not in QUOTES:
         return False

@@ -25,7 +25,8 @@ from hermes.tools.shell_lexer import balanced_end
 
 MAX_VALUES = 64  # per variable, and argument vectors per command
 MAX_VARIANTS = 4096  # argument vectors per command line: past that, it cannot be checked
-VARIANTS_PER_COMMAND = 8  # ... or this many per command it holds: long scripts get more
+VARIANTS_PER_COMMAND = 16  # ... or this many per command it holds: long scripts get more,
+MAX_SCRIPT_VARIANTS = 4 * MAX_VARIANTS  # up to this (the work stays bounded)
 DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.DOTALL)
 SIMPLE_NAME = re.compile(r"\$([A-Za-z_]\w*|[0-9@*])")
@@ -106,8 +107,9 @@ class Variables:
     @property
     def budget(self) -> int:
         """Argument vectors that may be checked: ``MAX_VARIANTS``, or more for a long
-        script (a few per command), so a script's length alone never makes it fail."""
-        return max(MAX_VARIANTS, VARIANTS_PER_COMMAND * self.commands)
+        script (a few per command, up to ``MAX_SCRIPT_VARIANTS``), so a long script's length
+        alone does not make it fail."""
+        return min(max(MAX_VARIANTS, VARIANTS_PER_COMMAND * self.commands), MAX_SCRIPT_VARIANTS)
 
     def expand(self, word: str) -> list[str]:
         """The texts ``word`` could expand to (before splitting); [] if a part is unknown."""
