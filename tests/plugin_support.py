@@ -35,6 +35,17 @@ def write_plugin(home: Path, name: str, code: str, manifest: str = "") -> Path:
     return directory
 
 
+def enable_at_terminal(environ: dict[str, str], name: str) -> Any:
+    """``hermes plugins enable NAME`` at a terminal (a ``pexpect`` child), to answer its
+    questions."""
+    import sys
+
+    import pexpect
+
+    return pexpect.spawn(sys.executable, ["-m", "hermes", "plugins", "enable", name],
+                         env=environ, encoding="utf-8", timeout=60, dimensions=(40, 300))
+
+
 def events(home: Path) -> list[dict[str, Any]]:
     """What the sink plugin recorded (``sink-events.jsonl``), in order."""
     path = home / "sink-events.jsonl"

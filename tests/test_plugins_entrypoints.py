@@ -117,7 +117,7 @@ def test_install_and_remove_a_package(venv: Path, tmp_path: Path, root: Path,
     lock = json.loads((root / "plugins" / ".lock.json").read_text())["plugins"]["tiny"]
     assert lock["kind"] == "pip" and lock["distribution"] == "hermes-plugin-tiny"
     assert "entrypoint" in run(venv, environ, "plugins", "list").stdout
-    removed = run(venv, environ, "plugins", "remove", "tiny")
+    removed = run(venv, environ, "plugins", "remove", "tiny", "--yes")
     assert removed.returncode == 0, removed.stderr
     assert removed.stdout == "removed tiny: the package hermes-plugin-tiny\n"
     assert "tiny" not in run(venv, environ, "plugins", "list").stdout

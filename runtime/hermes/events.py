@@ -54,16 +54,41 @@ TABLE: tuple[Event, ...] = (
           "{'action': 'modify', 'args': {...}} to change its arguments",
           blocking=True, tool=True),
     Event("post_tool_call", "after a tool ran (tool_name, args, result, is_error, "
-          "duration_ms)", tool=True),
+          "duration_ms, session_id, task_id)", tool=True),
+    Event("transform_tool_result", "after post_tool_call (tool_name, args, result, "
+          "is_error, status, duration_ms, session_id, task_id, tool_call_id): the first "
+          "text returned replaces the result the model sees", tool=True),
     Event("pre_llm_call", "once per turn before the model (session_id, user_message, "
-          "is_first_turn, model, platform): text returned, or {'context': ...}, "
-          "is appended to the user's message for that turn"),
-    Event("post_llm_call", "once per completed turn (session_id, user_message, "
-          "assistant_response, model, platform)"),
+          "conversation_history, is_first_turn, model, platform): text returned, or "
+          "{'context': ...}, is appended to the user's message for that turn"),
+    Event("post_llm_call", "once per completed turn (session_id, task_id, turn_id, "
+          "user_message, assistant_response, conversation_history, model, platform)"),
+    Event("pre_api_request", "before each model request (session_id, task_id, turn_id, "
+          "api_request_id, api_call_count, model, provider, base_url, api_mode, platform, "
+          "user_message, conversation_history, request_messages, message_count, tool_count, "
+          "approx_input_tokens, request_char_count, max_tokens, started_at)"),
+    Event("post_api_request", "after a model request answered (its pre_api_request "
+          "fields but the messages, and api_duration, ended_at, finish_reason, "
+          "response_model, usage, assistant_content_chars, assistant_tool_call_count)"),
+    Event("api_request_error", "a model request failed for good (its pre_api_request "
+          "fields but the messages, and api_duration, ended_at, reason, error: {type, "
+          "message})"),
     Event("on_session_start", "a new session (session_id, model, platform)"),
-    Event("on_session_end", "a session closes for now (session_id, platform)"),
+    Event("on_session_end", "a session closes for now (session_id, platform, model, "
+          "completed: its last turn completed, interrupted: it was interrupted)"),
+    Event("on_session_finalize", "right after on_session_end: flush what the session "
+          "holds (session_id, platform, reason)"),
     Event("on_session_reset", "the user started over with /new or /reset (session_id, "
           "platform)"),
+    Event("subagent_start", "delegate_task starts a sub-agent (parent_session_id, "
+          "parent_turn_id, child_session_id, child_subagent_id, child_role, child_goal)"),
+    Event("subagent_stop", "a sub-agent ended (parent_session_id, parent_turn_id, "
+          "child_session_id, child_role, child_summary, child_status, duration_ms)"),
+    Event("pre_approval_request", "a dangerous command awaits a decision (command, "
+          "description, pattern_key, pattern_keys, session_key, surface: cli | gateway | "
+          "smart); observers only"),
+    Event("post_approval_response", "the decision on it (the same fields and choice: "
+          "once | session | always | deny | smart_approve | smart_deny)"),
     Event("on_gateway_start", "the gateway serves this profile (profile, platforms)"),
     Event("on_gateway_stop", "the gateway stops serving this profile (profile)"),
     Event("pre_gateway_dispatch", "a chat message before it runs (platform, chat_id, "

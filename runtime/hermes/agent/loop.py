@@ -10,10 +10,12 @@ good. Every message is persisted the moment it exists.
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from hermes.agent.api_hooks import ApiRequest
 from hermes.agent.compress import Compressor, continue_in_child
 from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
 from hermes.agent.repair import repair_messages
@@ -116,16 +118,27 @@ class Agent:
         self.interrupted = threading.Event()
         """Set by ``interrupt()`` (e.g. from a Ctrl-C handler)."""
         self.ctx.cancelled = self.interrupted.is_set  # running commands stop on interrupt
+        self.ctx.observe = self.bus.emit  # approvals and delegation tell the observers
         self._finished = threading.Event()
         """Set when the running model call returns, or by ``interrupt()``."""
-        self._user_text = ""
+        self.user_text = ""
+        """The user's message of the running (or last) turn."""
+        self.turn_id = ""
+        """Names the running (or last) turn to observers."""
+        self._api_calls = 0
+        self._last_exit: ExitReason | None = None
         self.typed_text: dict[str, str] = {}
         """What the user typed, by the content of a user message that also carries
         per-turn hook context (so ``/retry`` sends their words, not the context)."""
 
     def close(self) -> None:
-        """The session is over for now: ``on_session_end``."""
-        self.bus.emit("on_session_end", session_id=self.session_id, platform=self.platform)
+        """The session is over for now: ``on_session_end``, then ``on_session_finalize``."""
+        self.bus.emit("on_session_end", session_id=self.session_id, platform=self.platform,
+                      task_id=self.session_id, turn_id=self.turn_id, model=self.model.model,
+                      completed=self._last_exit == "completed",
+                      interrupted=self._last_exit == "interrupted")
+        self.bus.emit("on_session_finalize", session_id=self.session_id,
+                      platform=self.platform, reason="closed")
 
     def interrupt(self) -> None:
         """Stop the running turn: the model call returns at once, unstarted tools are
@@ -139,11 +152,12 @@ class Agent:
         if clear_interrupt:
             self.interrupted.clear()
         first = not any(m.get("role") == "user" for m in self.messages)
+        self.turn_id, self._api_calls = uuid.uuid4().hex[:12], 0
         context = self.bus.turn_context(
             user_message=user_text, session_id=self.session_id, task_id=self.session_id,
             is_first_turn=first, model=self.model.model, platform=self.platform,
             conversation_history=list(self.messages))
-        self._user_text = user_text
+        self.user_text = user_text
         self.ctx.state.user_request = user_text  # what an approval judge weighs commands against
         if first:
             self.store.rename(self.session_id, _title_from(user_text))
@@ -197,6 +211,8 @@ class Agent:
         finished = self._finished = threading.Event()
         if self.interrupted.is_set():  # came before this call's event existed
             raise CallCancelledError("interrupted")
+        self._api_calls += 1
+        request = ApiRequest.start(self, messages, tools, self._api_calls)
 
         def work() -> None:
             try:
@@ -212,8 +228,12 @@ class Agent:
         if self.interrupted.is_set():
             raise CallCancelledError("interrupted")
         if "error" in box:
+            if request is not None:
+                request.failed(box["error"])
             raise box["error"]
         reply: ModelReply = box["reply"]
+        if request is not None:
+            request.answered(reply)
         return reply
 
     def _run_tools(self, calls: list[ToolCall]) -> list[CallOutcome]:
@@ -278,7 +298,15 @@ class Agent:
             "post_tool_call", tool_name=name, args=args, result=result.content,
             is_error=result.is_error, blocked=blocked, session_id=self.session_id,
             task_id=self.session_id, duration_ms=round(result.duration_s * 1000))
-        return result
+        if not self.bus.has("transform_tool_result"):
+            return result
+        answers = self.bus.emit(
+            "transform_tool_result", tool_name=name, args=args, result=result.content,
+            is_error=result.is_error, status="error" if result.is_error else "ok",
+            session_id=self.session_id, task_id=self.session_id, turn_id=self.turn_id,
+            tool_call_id="", duration_ms=round(result.duration_s * 1000))
+        text = next((answer for answer in answers if isinstance(answer, str)), None)
+        return result if text is None else replace(result, content=self.ctx.redact(text))
 
     def _final(self, reply: ModelReply, grace: bool, iteration: int, usage: Usage) -> TurnResult:
         if grace and reply.tool_calls:  # the grace call still wanted tools: force an answer
@@ -299,10 +327,12 @@ class Agent:
     def _ended(self, result: TurnResult) -> TurnResult:
         """Record how the turn ended on the session (its latest exit reason)."""
         self.store.end_session(self.session_id, result.exit_reason)
+        self._last_exit = result.exit_reason
         if result.exit_reason == "completed":
             self.bus.emit(
                 "post_llm_call", session_id=self.session_id, task_id=self.session_id,
-                user_message=self._user_text, assistant_response=result.text,
+                turn_id=self.turn_id, user_message=self.user_text,
+                assistant_response=result.text, conversation_history=list(self.messages),
                 model=self.model.model, platform=self.platform)
         self.bus.emit("turn_ended", agent=self, result=result)
         return result

@@ -76,11 +76,14 @@ def enable(ctx: typer.Context, name: str = typer.Argument(..., help="The plugin'
 
 
 def _ask(var: Any) -> str:
+    """The manifest's ``prompt`` as the question (else the name), with its description
+    and where to get a value."""
     from hermes.cli.app import refused_at_end_of_input
 
     hint = "".join(f" ({part})" for part in (var.description, var.url) if part)
+    question = f"{var.prompt} [{var.name}]" if var.prompt else var.name
     with refused_at_end_of_input("the plugin was not enabled"):
-        return str(typer.prompt(f"{var.name}{hint}", hide_input=var.secret or var.password))
+        return str(typer.prompt(f"{question}{hint}", hide_input=var.secret or var.password))
 
 
 @app.command("disable")
@@ -134,13 +137,20 @@ def install(
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, name: str = typer.Argument(..., help="The plugin's name.")
-           ) -> None:
-    """Remove a plugin installed in this profile (or a package `install` added)."""
+def remove(ctx: typer.Context, name: str = typer.Argument(..., help="The plugin's name."),
+           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask.")) -> None:
+    """Remove a plugin installed in this profile (or a package `install` added); asks
+    first."""
+    from hermes.cli.app import confirm
+    from hermes.errors import UserError
+    from hermes.plugins.install import removable
     from hermes.plugins.install import remove as remove_plugin
 
     plugins = _plugins(ctx)
     found = plugins.discovery().get(name)
+    what = removable(plugins.home, name, found)  # refused before asking
+    if not yes and not confirm(f"remove plugin {name} ({what})?", refusal="nothing removed"):
+        raise UserError("not confirmed; nothing removed")
     removed = remove_plugin(plugins.home, name, found)
     if found is not None and any(n in plugins.settings.enabled for n in found.names):
         plugins.disable(found.key)

@@ -17,7 +17,15 @@ def render_info(plugins: Any, found: Found) -> str:
              f"  kind: {manifest.kind}", f"  source: {found.source} ({found.where})",
              f"  status: {plugins.status(found)}"]
     lines += _field("provides tools", ", ".join(manifest.provides_tools))
-    lines += _field("provides hooks", ", ".join(manifest.provides_hooks))
+    lines += _field("provides hooks", ", ".join((*manifest.provides_hooks, *manifest.hooks)))
+    for title, names in (("web providers", manifest.provides_web_providers),
+                         ("browser providers", manifest.provides_browser_providers),
+                         ("pip dependencies", manifest.pip_dependencies),
+                         ("programs it needs", manifest.external_dependencies),
+                         ("platforms", manifest.platforms),
+                         ("ignored manifest keys", manifest.ignored)):
+        lines += _field(title, ", ".join(names))
+    lines += [f"  warning: {note}" for note in manifest.notes]
     for title, variables in (("requires", manifest.requires_env),
                              ("optional", manifest.optional_env)):
         for var in variables:
@@ -31,6 +39,7 @@ def render_info(plugins: Any, found: Found) -> str:
     last = index.get("plugins", {}).get(found.key)
     if last:
         lines.append(f"  last load: {last.get('status')}: {last.get('detail')}")
+        lines += _field("not supported yet", ", ".join(last.get("unsupported") or ()))
     record = read_lock(plugins.home).get(manifest.name)
     if record:
         commit = f" at {record['commit']}" if record.get("commit") else ""

@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 class LocalChild(Child):
     """Runs its task as the first (and only) turn of a new child session."""
 
-    def __init__(self, task: ChildTask, open_agent: Callable[[], Agent]):
+    def __init__(self, task: ChildTask, open_agent: Callable[[], Agent],
+                 started: Callable[[str], None] = lambda _session_id: None):
         super().__init__(task)
         self._open_agent = open_agent
+        self._started = started
+        """Told the child's session once it exists (``subagent_start``)."""
         self._conversation: Conversation | None = None
         self._lock = threading.Lock()
 
@@ -31,6 +34,7 @@ class LocalChild(Child):
         conversation = Conversation(None, self._open_agent())
         with self._lock:
             self._conversation = conversation
+        self._started(conversation.session_id)
         try:
             result = conversation.run(self.task.goal)
         finally:  # kept even unanswered: the parent's report names the session

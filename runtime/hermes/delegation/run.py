@@ -68,18 +68,32 @@ class Delegation:
         children = [self._child(task, ctx, questions) for task in tasks]
         reports = Batch(children, limit=self.settings.max_concurrency,
                         timeout=self.settings.timeout, cancelled=ctx.cancelled).run()
+        for report in reports:
+            ctx.observe("subagent_stop", parent_session_id=ctx.session_id, parent_turn_id="",
+                        child_session_id=report.session_id, child_role=None,
+                        child_summary=report.summary, child_status=report.status,
+                        duration_ms=round(report.seconds * 1000))
         return render(reports, self._left_out(tasks))
 
     def _child(self, task: ChildTask, ctx: ToolContext, questions: threading.Lock) -> Child:
         asker = ChildAsker(ctx.approve, questions, task.name) if ctx.approve else None
+
+        def started(child_session_id: str | None) -> None:
+            ctx.observe("subagent_start", parent_session_id=ctx.session_id, parent_turn_id="",
+                        parent_subagent_id=None, child_session_id=child_session_id,
+                        child_subagent_id=f"{ctx.session_id}-{task.index}", child_role=None,
+                        child_goal=task.goal)
+
         if task.acp_command is not None:
+            started(None)  # its session is the external agent's
             return AcpChild(task, self._external(task, ctx), asker=asker)
         how = self._child_interaction(ctx, asker)
         tools = self._child_tools(task)
         budget = task.budget(self.settings.max_iterations)
         prompt = child_prompt(task, ctx.cwd)
         return LocalChild(task, lambda: self.factory.new_child(
-            how, tools, parent_id=ctx.session_id, prompt=prompt, max_iterations=budget))
+            how, tools, parent_id=ctx.session_id, prompt=prompt, max_iterations=budget),
+            started)
 
     def _child_interaction(self, ctx: ToolContext, asker: ChildAsker | None) -> Interaction:
         return Interaction(interactive=ctx.interactive, yolo=ctx.yolo, approve=asker,
@@ -116,7 +130,7 @@ class Delegation:
             parent_id=ctx.session_id, source=SOURCE,
             budget=task.budget(self.settings.max_iterations),
             prompt=child_prompt(task, ctx.cwd), unattended=unattended,
-            interactive=ctx.interactive)
+            interactive=ctx.interactive, observe=ctx.observe)
 
 
 def blocked_for(depth: int, max_depth: int) -> dict[str, str]:

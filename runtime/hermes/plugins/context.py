@@ -3,10 +3,13 @@
 One context per plugin per runtime. Everything registered lands in that plugin's
 ``PluginRecord`` and reaches the runtime only if ``register`` returns, so two
 runtimes in one process (two profiles in a gateway) never share a registration.
-Misuse (a tool name that is taken, a bad schema, an unknown hook event) raises
-``ValueError``: the plugin is then skipped like any plugin whose ``register`` fails.
-A slash or CLI command whose name a built-in command has is refused with a warning
-instead, and the rest of the plugin loads.
+Misuse (a tool name that is taken, a bad schema) raises ``ValueError``: the plugin is
+then skipped like any plugin whose ``register`` fails. A slash or CLI command whose name
+a built-in command has is refused with a warning instead, and so is a hook event this
+Hermes does not have (hermes-agent warns too); the rest of the plugin loads. What
+hermes-agent's plugins may register that Hermes has no place for yet (middleware, web,
+browser, image and video providers, a cron scheduler, ...) is accepted and recorded as
+"not supported yet" (``UNSUPPORTED``), with a warning, so the rest of the plugin works.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes.events import Callback
+from hermes.plugins.output import guarded
 from hermes.plugins.registrations import CliCommand, PluginRecord, SlashCommand
 from hermes.tools.base import ToolSpec, always_available
 
@@ -28,6 +32,14 @@ if TYPE_CHECKING:
     from hermes.plugins.discovery import Found
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+UNSUPPORTED = ("register_middleware", "register_web_search_provider",
+               "register_browser_provider", "register_image_gen_provider",
+               "register_video_gen_provider", "register_cron_scheduler",
+               "register_context_engine", "register_dashboard_auth_provider",
+               "register_secret_source", "register_tts_provider",
+               "register_transcription_provider", "register_slack_action_handler",
+               "register_auxiliary_task")
+"""hermes-agent's ``ctx.register_*`` methods Hermes accepts without using (yet)."""
 COMMAND_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
 
@@ -79,7 +91,7 @@ class PluginContext:
         self._record.tools.append(ToolSpec(
             name=name, toolset=toolset, description=str(
                 description or schema.get("description") or f"{name} ({self.manifest.name})"),
-            parameters=parameters, handler=_tool_handler(handler, is_async),
+            parameters=parameters, handler=guarded(_tool_handler(handler, is_async)),
             check=check_fn or always_available, requires_env=tuple(requires_env or ()),
             parallel_safe=parallel_safe))
         self._record.toolsets.setdefault(toolset, self.manifest.description)
@@ -101,9 +113,11 @@ class PluginContext:
         from hermes.events import EVENTS
 
         if event not in EVENTS:
-            raise ValueError(f"unknown hook event {event!r}{did_you_mean(event, EVENTS)}; "
-                             f"events: {', '.join(EVENTS)}")
-        self._record.hooks.append(Callback(event, callback, self.found.key, timeout))
+            self._record.ignored_hooks.append(event)
+            self._host.warn_plugin(self.found.key, f"hook {event!r} is no event of this "
+                                   f"Hermes{did_you_mean(event, EVENTS)}; it is not called")
+            return
+        self._record.hooks.append(Callback(event, guarded(callback), self.found.key, timeout))
 
     def register_command(self, name: str, handler: Callable[[str], Any],
                          description: str = "", args_hint: str = "") -> None:
@@ -143,6 +157,21 @@ class PluginContext:
         if not COMMAND_NAME.fullmatch(name):
             raise ValueError(f"skill name {name!r}: use 1-32 of a-z, 0-9, '_' or '-'")
         self._record.skills[f"{self.manifest.name}:{name}"] = directory
+
+    # -- what Hermes has no place for yet ----------------------------------------------
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if name not in UNSUPPORTED:
+            raise AttributeError(f"PluginContext has no {name!r}")
+
+        def accept(*args: Any, **kwargs: Any) -> None:
+            what = name.removeprefix("register_").replace("_", " ")
+            if what not in self._record.unsupported:
+                self._record.unsupported.append(what)
+                self._host.warn_plugin(self.found.key, f"{name}() is not supported yet; "
+                                       "the rest of the plugin works")
+
+        return accept
 
     # -- providers ------------------------------------------------------------------
 

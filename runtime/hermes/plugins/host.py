@@ -169,12 +169,16 @@ class PluginHost:
     def _load_one(self, found: Found, registrations: Registrations) -> PluginState:
         from hermes.plugins.context import PluginContext
         from hermes.plugins.loader import import_plugin, register_function
+        from hermes.plugins.output import plugin_code
 
         self._say(f"loading {found.key} (source={found.source}, {found.where})")
+        for note in found.manifest.notes:
+            self.warn_plugin(found.key, note)
         record = PluginRecord(found.key, found.manifest.name)
         try:
-            register = register_function(import_plugin(found))
-            register(PluginContext(found, record, self))
+            with plugin_code():  # what it prints goes to standard error
+                register = register_function(import_plugin(found, self.home.path))
+                register(PluginContext(found, record, self))
         except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: a plugin never ends us
@@ -194,6 +198,10 @@ class PluginHost:
             if name not in known and name not in self.settings.disabled:
                 self._warning(f"plugins.enabled names {name!r}, which is not installed "
                               "(`hermes plugins list` shows what is)")
+
+    def warn_plugin(self, key: str, line: str) -> None:
+        """A warning about plugin ``key`` that does not keep it from loading."""
+        self._warning(f"plugin {key}: {line}")
 
     def _warning(self, line: str) -> None:
         self.logger.warning(line)
@@ -254,8 +262,10 @@ class PluginHost:
         import asyncio
         import inspect
 
+        from hermes.plugins.output import plugin_code
+
         command = self.registrations().commands[name]
-        with self.bound(agent):
+        with self.bound(agent), plugin_code():
             try:
                 reply = command.handler(argument)
                 if inspect.iscoroutine(reply):

@@ -37,7 +37,8 @@ def write_index(home: Home, registrations: Any) -> None:
     """Record ``registrations`` (a ``Registrations``); written only when it changed."""
     commands = {name: {"plugin": command.plugin, "help": command.help}
                 for name, command in registrations.cli_commands.items()}
-    states = {state.key: {"status": state.status, "detail": state.detail}
+    states = {state.key: {"status": state.status, "detail": state.detail,
+                          "unsupported": state.record.unsupported if state.record else []}
               for state in registrations.states}
     data = {"version": VERSION, "commands": commands, "plugins": states}
     if read_index(home) == data:

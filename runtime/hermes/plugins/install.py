@@ -7,8 +7,11 @@ that is neither) installed into the environment Hermes runs in, where its
 ``hermes_agent.plugins`` entry point makes it a plugin. Directory and git plugins are
 scanned as skills are (``skills/guard.py``: injected text, dangerous shell, Python that
 sends credentials or the whole environment away, links leading out; the caller decides
-on findings), then copied whole into ``$HERMES_HOME/plugins/<name>/`` (links leading out
-of it are not copied). A package is not scanned: pip builds and installs it. ``plugins/
+on findings); the Python packages its manifest's ``pip_dependencies`` name are installed
+into the environment Hermes runs in (pip resolves and fetches them all before it
+installs any: when that fails, nothing is installed and the plugin is not copied); then
+it is copied whole into ``$HERMES_HOME/plugins/<name>/`` (links leading out of it are not
+copied). A package is not scanned: pip builds and installs it. ``plugins/
 .lock.json`` (0600) records where each came from: the source, and for git the commit; a
 lock that cannot be read is refused, never rewritten.
 """
@@ -91,12 +94,28 @@ def install(home: Home, source: str, *, force: bool = False,
             raise PluginError(f"plugin {manifest.name} is already installed in {target}; "
                               "nothing installed — pass --force to replace it")
         review(manifest.name, scan_tree(fetched.root, unit="plugin", skip=_not_copied))
+        install_dependencies(manifest)
         _copy(fetched.root, target)
         record = {"source": fetched.source.text, "kind": "git" if fetched.commit else "path",
                   "commit": fetched.commit, "version": manifest.version,
                   "installed": round(time.time())}
     _record(home, manifest.name, record)
     return manifest.name, record
+
+
+def install_dependencies(manifest: PluginManifest) -> None:
+    """``pip install`` the manifest's ``pip_dependencies`` into Hermes' environment;
+    ``PluginError`` naming them when pip cannot (offline, no pip, a bad name)."""
+    wanted = manifest.pip_dependencies
+    if not wanted:
+        return
+    try:
+        _pip("install", *wanted)
+    except PluginError as exc:
+        raise PluginError(f"plugin {manifest.name} needs {', '.join(wanted)} "
+                          f"(pip_dependencies), which could not be installed into "
+                          f"{sys.prefix}: {exc}; nothing installed — check the network, or "
+                          "install them there yourself and retry") from None
 
 
 def check_plugin_dir(directory: Path, source: str) -> PluginManifest:
@@ -176,26 +195,37 @@ def _pip(*args: str) -> None:
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise PluginError(f"pip {args[0]} took over {PIP_TIMEOUT} s") from None
+    except OSError as exc:  # no uv, no python: nothing could run pip
+        raise PluginError(f"pip cannot run: {exc}") from None
     if done.returncode != 0:
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
         raise PluginError(f"pip {' '.join(args)} failed: {lines[-1] if lines else done.returncode}")
 
 
-def remove(home: Home, name: str, found: Any) -> str:
-    """Remove an installed plugin (its directory, or its package); what was removed."""
+def removable(home: Home, name: str, found: Any) -> str:
+    """What ``remove`` would remove (the directory, or the package); ``PluginError`` when
+    the profile has no such plugin to remove."""
     record = read_lock(home).get(found.manifest.name if found else name)
     if found is not None and found.source == "home":
-        shutil.rmtree(found.path)
-        removed = str(found.path)
-    elif record is not None and record.get("kind") == "pip":
-        _pip("uninstall", str(record["distribution"]))
-        removed = f"the package {record['distribution']}"
-    elif found is None:
+        hand = "" if record is not None else ", written by hand: not installed by Hermes"
+        return f"the directory {found.path}{hand}"
+    if record is not None and record.get("kind") == "pip":
+        return f"the package {record['distribution']}"
+    if found is None:
         raise PluginError(f'no plugin "{name}" is installed in this profile')
+    raise PluginError(f"plugin {found.key} is not installed in this profile but comes from "
+                      f"{found.source} ({found.where}); `hermes plugins disable "
+                      f"{found.key}` keeps it from loading")
+
+
+def remove(home: Home, name: str, found: Any) -> str:
+    """Remove an installed plugin (its directory, or its package); what was removed."""
+    removed = removable(home, name, found)
+    if found is not None and found.source == "home":
+        shutil.rmtree(found.path)
     else:
-        raise PluginError(f"plugin {found.key} is not installed in this profile but comes from "
-                          f"{found.source} ({found.where}); `hermes plugins disable "
-                          f"{found.key}` keeps it from loading")
+        _pip("uninstall", str(read_lock(home)[found.manifest.name if found else name]
+                              ["distribution"]))
     entries = read_lock(home)
     entries.pop(found.manifest.name if found else name, None)
     _write_lock(home, entries)

@@ -5,8 +5,10 @@ profile's own ``config.yaml`` (``disable`` moves it to ``plugins.disabled``, whi
 always wins, and which a read-only system layer may hold too). Enabling checks the
 plugin's ``requires_env`` first: the caller asks for missing values at a terminal
 (they go to the profile's ``.env``), else the plugin is refused with the list and
-nothing is written. Then the plugin is loaded once, which records its CLI commands
-(``index``) and shows at once whether its ``register`` works. ``enable NAME --source
+nothing is written. Then the plugin is loaded once, with the values just typed, which
+records its CLI commands (``index``) and shows at once whether its ``register`` works:
+a plugin that fails to load is not enabled (the profile's config is put back, the
+typed values are not saved) and ``PluginError`` says why. ``enable NAME --source
 SOURCE`` picks NAME's plugin from SOURCE where several sources have one, and consents to
 it replacing the others (``plugins.allow_shadow``); without that consent a plugin never
 replaces an enabled one of another source.
@@ -43,9 +45,13 @@ class Plugins:
         self.settings = layered_plugin_settings(self.home, self.environ)
         self.secrets = layered_secrets(self.home, self.environ)
 
-    def host(self, settings: PluginSettings | None = None) -> PluginHost:
+    def host(self, settings: PluginSettings | None = None,
+             typed: Mapping[str, str] | None = None) -> PluginHost:
+        """A host of this home's plugins; ``typed``: values that count as set."""
+        values = dict(typed or {})
         return PluginHost(self.home, settings or self.settings, environ=self.environ,
-                          getenv=self.secrets.get, cwd=self.cwd or Path.cwd())
+                          getenv=lambda name: values.get(name) or self.secrets.get(name),
+                          cwd=self.cwd or Path.cwd())
 
     def discovery(self) -> Discovery:
         return self.host().discovery()
@@ -73,7 +79,9 @@ class Plugins:
         last = read_index(self.home).get("plugins", {}).get(found.key, {})
         if last.get("status") == "failed":
             return f"enabled, failed: {last.get('detail')}"
-        return "enabled"
+        unsupported = last.get("unsupported") or []
+        return f"enabled, not supported yet: {', '.join(unsupported)}" if unsupported \
+            else "enabled"
 
     def missing_env(self, found: Found) -> list[EnvVar]:
         return [var for var in found.manifest.requires_env if not self.secrets.get(var.name)]
@@ -91,15 +99,20 @@ class Plugins:
                               f"nothing was changed — set them in the environment or in "
                               f"{self.home.env_file} (NAME=value), or run `hermes plugins "
                               f"enable {found.key}` at a terminal to be asked")
-        for var in missing:
-            self._save_env(var, ask)  # type: ignore[arg-type]
+        typed = {var.name: self._typed(var, ask) for var in missing}  # type: ignore[arg-type]
         enabled = [*[n for n in self.settings.enabled if n not in found.names], found.key]
         disabled = [n for n in self._profile_list("disabled") if n not in found.names]
         lists = {"enabled": enabled, "disabled": disabled}
         if source is not None:
             lists["allow_shadow"] = self._consents(found)
+        before = self._config_text()
         self._write(lists)
-        return self._load(found)
+        loaded, state = self._load(found, typed)
+        if state is not None and state.status != "loaded":
+            self._restore_config(before)
+            raise PluginError(self._not_enabled(found, state))
+        self._save_env(typed)
+        return loaded, state
 
     def _consents(self, found: Found) -> list[str]:
         """The profile's ``plugins.allow_shadow`` with ``found``'s source as the one of its
@@ -145,13 +158,37 @@ class Plugins:
                                   "(plugins.disabled), which this profile cannot change; "
                                   "ask whoever manages that layer")
 
-    def _save_env(self, var: EnvVar, ask: Ask) -> None:
-        from hermes.config.dotenv_edit import set_secret
-
+    @staticmethod
+    def _typed(var: EnvVar, ask: Ask) -> str:
         value = ask(var).strip()
         if not value:
             raise PluginError(f"no value for {var.name}; nothing was changed")
-        set_secret(self.home.env_file, var.name, value)
+        return value
+
+    def _save_env(self, values: Mapping[str, str]) -> None:
+        from hermes.config.dotenv_edit import set_secret
+
+        for name, value in values.items():
+            set_secret(self.home.env_file, name, value)
+
+    def _not_enabled(self, found: Found, state: Any) -> str:
+        if state.status == "failed":
+            return (f"plugin {found.key} failed to load, so it was not enabled: {state.detail}"
+                    f" (traceback in {self.home.logs_dir / 'plugins.log'})")
+        return f"plugin {found.key} was not enabled: {state.detail}"
+
+    def _config_text(self) -> str | None:
+        file = self.home.config_file
+        return file.read_text(encoding="utf-8") if file.exists() else None
+
+    def _restore_config(self, text: str | None) -> None:
+        """Put the profile's config back as it was before ``enable`` wrote it."""
+        from hermes.fsutil import atomic_write
+
+        if text is None:
+            self.home.config_file.unlink(missing_ok=True)
+        else:
+            atomic_write(self.home.config_file, text)
 
     def _profile_list(self, key: str) -> list[str]:
         from hermes.config.layers import read_yaml
@@ -168,12 +205,19 @@ class Plugins:
                    if names or self._profile_list(key)}
         set_paths(self.home, changes, self.environ)
 
-    def _load(self, found: Found) -> tuple[Found, Any]:
+    def _load(self, found: Found, typed: Mapping[str, str]) -> tuple[Found, Any]:
         """Load the enabled plugins as a runtime would (indexing their CLI commands);
         the plugin of ``found``'s key that loads (another source's, when ``found`` may
         not replace it) and how it fared."""
         self.settings = layered_plugin_settings(self.home, self.environ)
-        host = self.host(self.settings)
+        host = self.host(self.settings, typed)
+        failure = f"plugin {found.key} failed to load"  # enable's own error says it
+
+        def warn(line: str) -> None:
+            if not line.startswith(failure):
+                host_warn(line)
+
+        host_warn, host.warn = host.warn, warn
         registrations = host.registrations()
         loaded = host.discovery().get(found.key) or found
         return loaded, next((s for s in registrations.states if s.key == found.key), None)

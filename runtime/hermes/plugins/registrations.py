@@ -65,6 +65,10 @@ class PluginRecord:
     platforms: dict[str, Callable[..., Any]] = field(default_factory=dict)
     memory_providers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     environments: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    unsupported: list[str] = field(default_factory=list)
+    """What it registered that Hermes does not support yet (``middleware``, ...)."""
+    ignored_hooks: list[str] = field(default_factory=list)
+    """Hook events it subscribed to that this Hermes does not have."""
 
     def summary(self) -> str:
         """``2 tools (a, b), 1 hook (post_tool_call), ...``: what it registered."""
@@ -77,7 +81,12 @@ class PluginRecord:
                  _count("platform", list(self.platforms)),
                  _count("memory provider", list(self.memory_providers)),
                  _count("environment", list(self.environments))]
-        return ", ".join(p for p in parts if p) or "nothing"
+        done = ", ".join(p for p in parts if p) or "nothing"
+        if self.unsupported:
+            done += f"; not supported yet: {', '.join(self.unsupported)}"
+        if self.ignored_hooks:
+            done += f"; unknown hooks ignored: {', '.join(self.ignored_hooks)}"
+        return done
 
 
 def _count(what: str, names: list[str]) -> str:

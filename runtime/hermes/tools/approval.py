@@ -113,7 +113,10 @@ def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
         return "ran", "sandbox", _reasons(pending)
     note = ""
     if ctx.approval_mode == "smart" and ctx.judge is not None:
+        fields = _observed(request, pending, ctx, "smart")
         verdict = ctx.judge(request, ctx.state.user_request)
+        ctx.observe("post_approval_response", **fields, decided_by="aux_llm",
+                    choice="smart_approve" if verdict.approve else "smart_deny")
         if verdict.approve:
             return "ran", "judge", verdict.reason
         note = f"; the approval judge declined: {verdict.reason}"
@@ -127,7 +130,10 @@ def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
 
 def _ask(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext) -> tuple[str, str, str]:
     assert ctx.approve is not None
+    fields = _observed(request, pending, ctx, "gateway" if ctx.origin else "cli")
     choice = ctx.approve(request, ctx.cancelled)
+    ctx.observe("post_approval_response", **fields,
+                choice=choice if choice in CHOICES else "deny")
     keys = [d.key for d in pending]
     if choice == "session":
         ctx.state.approved_patterns.update(keys)
@@ -137,6 +143,16 @@ def _ask(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext) -> t
         return "refused", "user", (f"the user denied this command ({_reasons(pending)}); do "
                                    "not retry it or work around it")
     return "ran", f"user ({choice})", _reasons(pending)
+
+
+def _observed(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext,
+              surface: str) -> dict[str, Any]:
+    """Fire ``pre_approval_request`` (hermes-agent's fields); the fields, for the answer."""
+    fields = {"command": request.command, "description": _reasons(pending),
+              "pattern_key": pending[0].key, "pattern_keys": [d.key for d in pending],
+              "session_key": ctx.session_id, "surface": surface}
+    ctx.observe("pre_approval_request", **fields)
+    return fields
 
 
 def _reasons(dangers: list[Danger]) -> str:

@@ -129,6 +129,9 @@ class ToolContext:
     """Default cap of one tool result (``agent.tool_result_max_chars``)."""
     cancelled: Callable[[], bool] = lambda: False
     """True once the user interrupted the turn: long-running tools stop."""
+    observe: Callable[..., Any] = lambda event, **fields: []
+    """Tells the session's observers (its event bus's ``emit``) what a tool saw: an
+    approval asked and answered, a sub-agent started and stopped."""
     state: SessionState = field(default_factory=SessionState)
     """Per-session memory of the tools."""
     processes: ProcessTable = field(default_factory=ProcessTable)
