@@ -16,6 +16,7 @@ from conftest import ok, wait_until, write_fake_provider
 from delegation_support import Approver, Team, delegate, results_of, serving
 from fakellm import FakeLLM, Reply, ToolCall
 from hermes.agent.factory import Interaction
+from hermes.agent.loop import AgentEvents
 from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.home import home_from_path
@@ -85,6 +86,27 @@ def test_a_second_profiles_hermes_acp_runs_the_task(start, team: Team, llm: Fake
     assert [(s["parent_id"], s["model"], s["end_reason"]) for s in ours] == [
         (agent.session_id, f"acp: {SECOND}", "completed")]
     assert report["session_id"] == ours[0]["id"]
+
+
+def test_its_tool_calls_show_as_progress_while_it_runs(start, team: Team,
+                                                       llm: FakeLLM) -> None:
+    """The parent's UI (the chat's tool lines, an editor's tool calls, the API server's
+    events) sees each tool call of the external agent as it starts and ends, inside the
+    delegate_task call, not only the report 15 minutes later."""
+    team.parent.extend([delegate("list the files", acp_command=SECOND),
+                        Reply(text="listed")])
+    team.child("list the files", Reply(tool_calls=[ToolCall("terminal", {"command": "ls"})]),
+               Reply(text="two files"))
+    shown: list[tuple[str, str, bool | None]] = []
+    events = AgentEvents(
+        on_tool_start=lambda call: shown.append(("start", call.name, None)),
+        on_tool_end=lambda outcome: shown.append(("end", outcome.call.name,
+                                                  outcome.is_error)))
+    runtime = start()
+    runtime.container.agent_factory().new_session(Interaction(events=events)).run_turn("go")
+    step = 'sub-agent 1 ("list the files"): ls'
+    assert shown == [("start", "delegate_task", None), ("start", step, None),
+                     ("end", step, False), ("end", "delegate_task", False)]
 
 
 def test_its_permission_requests_follow_the_parents_approvals(start, team: Team,

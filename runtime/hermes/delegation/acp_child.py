@@ -16,6 +16,7 @@ import shlex
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -75,6 +76,9 @@ class ExternalAgent:
     """Approvals are off (``--yolo``, ``approvals.mode: off``): its permission requests
     are allowed once without asking."""
     interactive: bool
+    observe: Callable[..., Any] = lambda event, **fields: []
+    """The parent session's observers (``ToolContext.observe``): its UI is shown each
+    tool call of the agent as it starts and ends (``tool_start``, ``tool_end``)."""
 
 
 class AcpChild(Child):
@@ -95,7 +99,7 @@ class AcpChild(Child):
 
         started = time.monotonic()
         session_id = self._record_start()
-        client = ParentClient(self._decide, self.agent.budget)
+        client = ParentClient(self._decide, self.agent.budget, self._progress)
         with tempfile.TemporaryFile() as stderr:
             try:
                 reason = asyncio.run(self._talk(client, stderr))
@@ -159,6 +163,18 @@ class AcpChild(Child):
                 turn.cancel()
                 raise Stopped(f"the agent did not stop within {CANCEL_GRACE:g} s of "
                               "session/cancel; its process was ended")
+
+    def _progress(self, call_id: str, title: str, result: str | None, failed: bool) -> None:
+        """One of the agent's tool calls, shown in the parent's UI as a call of its own
+        (``sub-agent N: <title>``) while the parent's delegate_task runs."""
+        from hermes.agent.dispatch import CallOutcome
+        from hermes.models.types import ToolCall
+
+        call = ToolCall(f"{self.task.index}-{call_id}", f"{self.task.name}: {title}", "{}")
+        if result is None:
+            self.agent.observe("tool_start", call=call)
+        else:
+            self.agent.observe("tool_end", outcome=CallOutcome(call, result, failed))
 
     def _decide(self, title: str) -> ApprovalChoice:
         """A permission request of the agent, by the parent's approval rules."""
