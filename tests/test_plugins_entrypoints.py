@@ -37,20 +37,27 @@ MANIFEST = "name: tiny\nversion: 0.4.2\ndescription: A plugin from a package\n"
 def build_wheel(directory: Path) -> Path:
     """``hermes_plugin_tiny-0.4.2-py3-none-any.whl``, written by hand (no build backend,
     so nothing is fetched)."""
-    dist = "hermes_plugin_tiny-0.4.2.dist-info"
-    files = {
-        "hermes_plugin_tiny/__init__.py": CODE,
-        "hermes_plugin_tiny/plugin.yaml": MANIFEST,
-        f"{dist}/METADATA": "Metadata-Version: 2.1\nName: hermes-plugin-tiny\n"
-                            "Version: 0.4.2\nSummary: tiny\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
-                         "Tag: py3-none-any\n",
-        f"{dist}/entry_points.txt": "[hermes_agent.plugins]\ntiny = hermes_plugin_tiny\n",
-    }
+    return write_wheel(directory, "hermes-plugin-tiny", "0.4.2", {
+        "hermes_plugin_tiny/__init__.py": CODE, "hermes_plugin_tiny/plugin.yaml": MANIFEST},
+        "[hermes_agent.plugins]\ntiny = hermes_plugin_tiny\n")
+
+
+def write_wheel(directory: Path, name: str, version: str, files: dict[str, str],
+                entry_points: str = "") -> Path:
+    """A pure-Python wheel of ``files`` (path -> text), written by hand."""
+    stem = f"{name.replace('-', '_')}-{version}"
+    dist = f"{stem}.dist-info"
+    files = {**files,
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                 "Summary: tests\n",
+             f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
+                              "Tag: py3-none-any\n"}
+    if entry_points:
+        files[f"{dist}/entry_points.txt"] = entry_points
     record = [f"{name},sha256={_digest(text)},{len(text.encode())}" for name, text in
               files.items()]
     files[f"{dist}/RECORD"] = "\n".join([*record, f"{dist}/RECORD,,"]) + "\n"
-    wheel = directory / "hermes_plugin_tiny-0.4.2-py3-none-any.whl"
+    wheel = directory / f"{stem}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, text in files.items():
             archive.writestr(name, text)
@@ -121,3 +128,43 @@ def test_install_and_remove_a_package(venv: Path, tmp_path: Path, root: Path,
     assert removed.returncode == 0, removed.stderr
     assert removed.stdout == "removed tiny: the package hermes-plugin-tiny\n"
     assert "tiny" not in run(venv, environ, "plugins", "list").stdout
+
+
+RELAY = Path(__file__).resolve().parent / "plugins_data" / "hermes_agent" / "relay"
+
+
+def test_install_puts_the_plugin_s_pip_dependencies_in_first(venv: Path, tmp_path: Path,
+                                                             root: Path, environ) -> None:
+    sdk = write_wheel(tmp_path, "relay-sdk", "2.0.0", {"relay_sdk/__init__.py": "VERSION = 2\n"})
+    plugin = tmp_path / "relay"
+    shutil.copytree(RELAY, plugin)
+    manifest = (plugin / "plugin.yaml").read_text()
+    (plugin / "plugin.yaml").write_text(manifest.replace("  - PyYAML>=5", f"  - {sdk}"))
+    installed = run(venv, environ, "plugins", "install", str(plugin))
+    assert installed.returncode == 0, installed.stderr
+    assert installed.stdout.startswith("installed relay 1.0.0")
+    found = subprocess.run([str(venv), "-c", "import relay_sdk; print(relay_sdk.VERSION)"],
+                           capture_output=True, text=True, timeout=60)
+    assert found.stdout == "2\n"  # in the environment Hermes runs in
+    assert (root / "plugins" / "relay" / "plugin.yaml").is_file()
+
+
+def test_dependencies_pip_cannot_install_leave_nothing_installed(venv: Path, tmp_path: Path,
+                                                                 root: Path, environ) -> None:
+    plugin = tmp_path / "relay"
+    shutil.copytree(RELAY, plugin)
+    manifest = (plugin / "plugin.yaml").read_text()
+    (plugin / "plugin.yaml").write_text(manifest.replace(
+        "  - PyYAML>=5", f"  - {write_wheel(tmp_path, 'relay-sdk', '2.0.0', {})}\n"
+                         "  - relay-transport-not-published==9.9"))
+    result = run(venv, environ, "plugins", "install", str(plugin))
+    assert result.returncode == 2 and result.stdout == ""
+    line = result.stderr.strip()
+    assert line.startswith("error: plugin relay needs ") and "\n" not in line, line
+    assert "relay-transport-not-published==9.9 (pip_dependencies), which could not be " \
+           "installed into" in line and "network was disabled" in line and \
+           "nothing installed" in line
+    assert not (root / "plugins" / "relay").exists()
+    pip_list = subprocess.run(["uv", "pip", "list", "--python", str(venv)],
+                              capture_output=True, text=True, timeout=60).stdout
+    assert "relay-sdk" not in pip_list  # resolved as a whole: not half installed
