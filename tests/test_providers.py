@@ -142,6 +142,18 @@ def test_hermes_model_lists_litellms_offline_map_for_a_native_api(hermes, root: 
     assert "* gemini-2.5-flash" in listed.splitlines() and "  gemini-2.5-pro" in listed
 
 
+@pytest.mark.parametrize("option", ["azure", "bedrock", "gemini", "vertex"])
+def test_a_native_apis_default_model_is_in_litellms_map(option: str) -> None:
+    """Listed from the map (no /models in a wire Hermes speaks): its default is there."""
+    from hermes.config.schema import ProviderConfig
+    from hermes.models.catalog import models_url, offline_models
+
+    settings = yaml.safe_load((packaged_conf_dir() / "provider" / f"{option}.yaml")
+                              .read_text())
+    assert settings["model"] in offline_models(settings["provider"])
+    assert models_url(ProviderConfig(**settings | {"api_base": None})) is None
+
+
 def test_hermes_model_bad_input_is_one_line(hermes, root: Path) -> None:
     write_profile(root, "deepseek")
     before = (root / "config.yaml").read_text()

@@ -104,10 +104,12 @@ def offline_models(provider: str) -> list[str]:
     if path is None:
         return []
     entries = json.loads(path.read_text(encoding="utf-8"))
+    families = (provider, f"{provider}_converse")  # bedrock's Converse models
     names = {name.removeprefix(f"{provider}/") for name, entry in entries.items()
              if isinstance(entry, dict) and entry.get("mode") in _CHAT_MODES
-             and str(entry.get("litellm_provider", "")).split("-")[0] == provider}
-    return sorted(names)
+             and str(entry.get("litellm_provider", "")).split("-")[0] in families}
+    # region wildcards and commitment tiers (Bedrock's) are prices, not names to ask for
+    return sorted(n for n in names if "*" not in n and "-commitment/" not in n)
 
 
 def _map_path() -> Path | None:
@@ -125,6 +127,8 @@ def list_models(settings: ProviderConfig) -> ModelList:
     if found is not None:
         return ModelList(found, str(url))
     source = "litellm's offline model map" + (f"; {url} has no list" if url else "")
+    if settings.provider == "openai" and settings.api_base:  # not OpenAI's own models
+        return ModelList([], f"{url}: no list")
     return ModelList(offline_models(settings.provider), source)
 
 
