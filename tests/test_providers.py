@@ -325,3 +325,30 @@ def test_slash_model_through_the_api_server(root: Path, environ: dict[str, str])
             assert say("/model") == "model: other-model"
             assert say("elsewhere", {"X-Hermes-Session-Id": "chat-2"}) == "from gpt-4o"
     assert [r.model for r in llm.requests] == ["other-model", "other-model", "gpt-4o"]
+
+
+MODEL_PROBE = """
+import runpy, socket, sys
+def refuse(*args, **kwargs):
+    raise SystemExit(f"network access: {args}")
+socket.socket.connect = refuse
+socket.getaddrinfo = refuse
+sys.argv = ["hermes", "--no-daemon", "model"]
+try:
+    runpy.run_module("hermes", run_name="__main__")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+assert "litellm" not in sys.modules, "litellm imported"
+"""
+
+
+def test_listing_from_litellms_map_imports_no_litellm_and_fetches_nothing(
+        environ: dict[str, str], root: Path) -> None:
+    import subprocess
+    import sys
+
+    write_profile(root, "vertex")
+    proc = subprocess.run([sys.executable, "-c", MODEL_PROBE], env=environ,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "* gemini-2.5-pro" in proc.stdout.splitlines()
