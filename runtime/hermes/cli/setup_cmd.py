@@ -33,8 +33,8 @@ def setup(
     yes: bool = typer.Option(False, "--yes", "-y", help="Ask nothing: the flags are the "
                              "whole answer."),
 ) -> None:
-    """Pick a provider, store its key in the profile's .env (0600), check it, and say how
-    to start. Asks at a terminal; every question is also a flag."""
+    """Pick a provider, check its key with one cheap call, store it in the profile's .env
+    (0600) and say how to start. Asks at a terminal; every question is also a flag."""
     from hermes.models import provider_setup
 
     st = state(ctx)
