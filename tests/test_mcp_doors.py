@@ -41,8 +41,11 @@ def test_a_server_that_dies_at_start_shows_the_end_of_its_stderr(hermes, root: P
     assert lines[-1] == "    ModuleNotFoundError: No module named 'mcp.server.fastmcp_gone'"
 
 
-SILENT = "import os, sys, time; open(sys.argv[1], 'a').write(f'{os.getpid()}\\n'); time.sleep(60)"
-"""A stdio server that records its start and never answers."""
+SILENT = ("import os, sys, time; open(sys.argv[1], 'a').write(f'{os.getpid()}\\n')\n"
+          "if not os.path.exists(sys.argv[2]): time.sleep(60)\n"
+          "os.execv(sys.executable, [sys.executable, *sys.argv[3:]])")
+"""A stdio server that records its start, then never answers until the file ``argv[2]``
+exists; from then on it is the server ``argv[3:]``."""
 
 
 @pytest.fixture
@@ -58,12 +61,17 @@ def warm_hermes(environ: dict[str, str], *args: str) -> subprocess.CompletedProc
                           capture_output=True, timeout=120)
 
 
+def ok_run(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_the_warm_server_backs_off_a_server_that_never_answers(
         environ, root: Path, llm: FakeLLM, tmp_path: Path) -> None:
-    started = tmp_path / "starts"
-    write_profile(root, llm.openai_base_url, {"silent": {
-        "command": sys.executable, "args": ["-S", "-c", SILENT, str(started)],
-        "connect_timeout": 3}})
+    started, fixed = tmp_path / "starts", tmp_path / "fixed"
+    silent = {"command": sys.executable, "args": ["-S", "-c", SILENT, str(started), str(fixed),
+                                                  str(DOORS)], "connect_timeout": 3}
+    write_profile(root, llm.openai_base_url, {"silent": silent})
     first = warm_hermes(environ, "-z", "hello")
     assert first.returncode == 0 and first.stdout == "fine\n", first.stderr
     began = time.monotonic()
@@ -82,6 +90,14 @@ def test_the_warm_server_backs_off_a_server_that_never_answers(
     assert status == "fail" and detail.startswith("warm server: failing (1 failed start")
     assert "hermes mcp test silent" in fix
     assert len(starts(started)) == 1  # doctor left it to its retry time
+    fixed.touch()  # `mcp test` sees it start: the warm server tries it at its next use
+    write_profile(root, llm.openai_base_url, {"silent": silent | {"connect_timeout": 60}})
+    assert ok_run(warm_hermes(environ, "mcp", "test", "silent")).startswith("silent: stdio")
+    third = warm_hermes(environ, "-z", "and again")
+    assert third.returncode == 0 and "warning" not in third.stderr, third.stderr
+    assert len(starts(started)) == 3
+    assert "\nsilent: task_only not offered: it runs only as an MCP task " \
+           "(execution.taskSupport: required)\n" in warm_hermes(environ, "mcp", "list").stdout
 
 
 def test_doctor_reports_a_failing_server_a_broken_plugin_and_an_unaccepted_hook(

@@ -51,14 +51,17 @@ def list_servers(ctx: typer.Context) -> None:
 
 
 def warm_health(home: Any, servers: dict[str, Any]) -> list[str]:
-    """Lines for the servers the warm server's broker found failing."""
+    """Lines for what the warm server's broker found: servers failing, tools not offered."""
     from hermes.daemon.wire import run_dir
+    from hermes.mcp.base import TASK_ONLY
     from hermes.mcp.health import health_file, read_health
 
     health = read_health(health_file(run_dir(home.path)))
-    failing = [(name, h) for name, h in health.items() if name in servers
-               and h.state == "failing"]
-    return [""] + [f"{name}: {h.describe()}" for name, h in failing] if failing else []
+    lines = [f"{name}: {h.describe()}" for name, h in health.items()
+             if name in servers and h.state == "failing"]
+    lines += [f"{name}: {', '.join(h.task_only)} {TASK_ONLY}" for name, h in health.items()
+              if name in servers and h.state == "running" and h.task_only]
+    return ["", *lines] if lines else []
 
 
 def _filter(server: Any) -> str:

@@ -8,7 +8,9 @@ what each server is, so commands configured alike share one) and answers on
 ``run/mcp-PID.sock`` (0600, same user only). It exits, stopping the servers, once that
 warm server is gone. Messages are the server's frames (``daemon.wire``):
 ``{"op": "open", "specs": [...]}`` answers the listings, ``{"op": "call", "spec": ...,
-"tool": ..., "arguments": ...}`` a call's result.
+"tool": ..., "arguments": ...}`` a call's result (closing the connection before it
+answers cancels the call), ``{"op": "forget", "server": NAME}`` ends the wait before a
+failed server's next try.
 """
 
 from __future__ import annotations
@@ -157,6 +159,20 @@ class BrokerClient(McpClient):
             time.sleep(0.05)
 
 
+def forget_failure(home: Home, server: str) -> None:
+    """Tell the warm server's broker, if one runs, to try ``server`` again at its next
+    use instead of at its retry time (it started for ``hermes mcp test``)."""
+    try:
+        path = socket_file(home, int(wire.pid_file(home.path).read_text()))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(str(path))
+            wire.send(sock, {"op": "forget", "server": server})
+            wire.receive(sock)
+    except (OSError, ValueError):
+        pass  # no broker: nothing to forget
+
+
 class CallCancelled(Exception):
     """The user interrupted the turn while the broker ran its call."""
 
@@ -238,6 +254,9 @@ class Broker:
             writer.close()
 
     async def _reply(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("op") == "forget":
+            self.servers.forget_failure(str(message["server"]))
+            return {"forgot": True}
         if message.get("op") == "open":
             specs = [ServerSpec.from_wire(data) for data in message["specs"]]
             listings = await asyncio.gather(*(self.servers.open(s) for s in specs))

@@ -40,6 +40,8 @@ class Health:
     """When it was last started or tried (epoch seconds)."""
     next_retry: float = 0.0
     """Epoch seconds before which a failing server is not tried again."""
+    task_only: list[str] = field(default_factory=list)
+    """Tools of a running server that run only as MCP tasks: not offered to the model."""
 
     def retry_in(self, now: float | None = None) -> float:
         """Seconds until the next try (0: it may be tried now)."""

@@ -145,6 +145,7 @@ def probe(home: Home, environ: Mapping[str, str], name: str) -> tuple[Any, Any]:
     """``(spec, listing)`` of server NAME, connected in this process (even when it is
     disabled) and stopped again; ``McpError`` when it cannot start."""
     from hermes.errors import McpError
+    from hermes.mcp.broker import forget_failure
     from hermes.mcp.service import start_servers
     from hermes.mcp.spec import server_specs
 
@@ -166,6 +167,7 @@ def probe(home: Home, environ: Mapping[str, str], name: str) -> tuple[Any, Any]:
     if listing.error is not None:
         raise McpError(f"MCP server {name} ({specs[0].describe()}) failed: {listing.error}"
                        + stderr_note(home, environ, listing.stderr))
+    forget_failure(home, name)
     return specs[0], listing
 
 

@@ -99,6 +99,13 @@ class Servers:
         connection = self._live.get(key)
         return connection is not None and connection.broken
 
+    def forget_failure(self, name: str) -> None:
+        """Try server ``name`` again at its next use (``hermes mcp test`` saw it start)."""
+        for named, health in self._health.values():
+            if named == name and health.state == "failing":
+                health.next_retry = 0.0
+        self._write_health()
+
     def _retry_due(self, key: str) -> bool:
         """It could not start last time and its retry time has come."""
         opening = self._opening[key]
@@ -110,15 +117,20 @@ class Servers:
     def _record(self, spec: ServerSpec, listing: Listing) -> None:
         now = time.time()
         previous = self._health.get(spec.fingerprint, ("", None))[1]
-        health = Health("running", checked_at=now) if listing.error is None else \
+        health = Health("running", checked_at=now, task_only=[
+            t.name for t in listing.tools if t.task_only]) if listing.error is None else \
             after_failure(previous, listing.error, listing.stderr, now)
         self._health[spec.fingerprint] = (spec.name, health)
-        if self.health_path is not None:
-            try:
-                write_health(self.health_path, os.getpid(),
-                             {name: record for name, record in self._health.values()})
-            except OSError as exc:
-                self.log.warning(f"mcp health not recorded in {self.health_path}: {exc}")
+        self._write_health()
+
+    def _write_health(self) -> None:
+        if self.health_path is None:
+            return
+        try:
+            write_health(self.health_path, os.getpid(),
+                         {name: record for name, record in self._health.values()})
+        except OSError as exc:
+            self.log.warning(f"mcp health not recorded in {self.health_path}: {exc}")
 
     async def _connect(self, spec: ServerSpec) -> Listing:
         listing = await self._start(spec)
