@@ -175,6 +175,8 @@ def run_audit(store: SkillsStore) -> bool:
     anything = bool(found.problems)
     for problem in found.problems:
         out(f"✗ {problem}")
+        if problem.field == "content":  # withheld by the scan: every finding, to fix them
+            show_findings(scan_tree(problem.file.parent))
     for skill in found.skills:
         if skill.source is not None and skill.source.kind == "bundled":
             continue

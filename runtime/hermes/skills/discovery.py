@@ -204,7 +204,7 @@ def _load(source: SkillSource, category: str | None, directory: str, stat: os.st
         entry = parse_entry(Path(file), os.path.basename(directory)) | {"stamp": stamp}
         cache.put(file, entry)
     loaded: Skill | Problem
-    withheld = _withheld(entry, source)
+    withheld = _withheld(entry, source, directory)
     if entry.get("problem") or withheld:
         field_name, message = entry.get("problem") or ["content", withheld]
         loaded = Problem(Path(file), field_name, message,
@@ -218,7 +218,7 @@ def _load(source: SkillSource, category: str | None, directory: str, stat: os.st
     return loaded
 
 
-def _withheld(entry: dict[str, Any], source: SkillSource) -> str:
+def _withheld(entry: dict[str, Any], source: SkillSource, directory: str) -> str:
     """Why a ``SKILL.md`` with scan findings is withheld ("" when it is not: the user
     accepted each finding when installing it, ``lockfile.accepted_findings``)."""
     findings = entry.get("findings")
@@ -227,7 +227,8 @@ def _withheld(entry: dict[str, Any], source: SkillSource) -> str:
     from hermes.skills.lockfile import accepted_findings
 
     name = entry["meta"]["name"]
-    accepted = accepted_findings(source.root, name) if source.kind == "home" else frozenset()
+    accepted = accepted_findings(source.root, name, Path(directory)) \
+        if source.kind == "home" else frozenset()
     new = [finding for finding in findings if finding not in accepted]
     if not new:
         return ""

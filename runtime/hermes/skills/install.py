@@ -30,7 +30,13 @@ from hermes.skills.discovery import parse_entry, skill_dirs
 from hermes.skills.format import SkillMeta, check_name
 from hermes.skills.guard import Finding, relative_parts, scan_tree
 from hermes.skills.links import Entry, copy_tree, shown, tree
-from hermes.skills.lockfile import LockEntry, content_hash, read_lock, write_lock
+from hermes.skills.lockfile import (
+    LockEntry,
+    accepted_record,
+    content_hash,
+    read_lock,
+    write_lock,
+)
 from hermes.skills.model import SKILL_FILE, Skill, SkillError
 from hermes.skills.store import SkillsStore
 
@@ -196,7 +202,7 @@ def install(store: SkillsStore, candidate: Candidate, fetched: Fetched) -> Skill
     entries[candidate.name] = LockEntry(
         source=fetched.source.text, subdir=candidate.subdir, hash=content_hash(target),
         path=candidate.target, installed=now, updated=now, commit=fetched.commit,
-        accepted=[str(f) for f in candidate.findings])  # shown and agreed to (guard.py)
+        accepted=_accepted(target, candidate))
     write_lock(store.directory, entries)
     store.state.note_write(candidate.name, "install", "install")
     return store.get(candidate.name)
@@ -211,9 +217,14 @@ def apply_update(store: SkillsStore, name: str, candidate: Candidate, fetched: F
     _replace_dir(store, candidate.directory, target, current if current and current.writable
                  else None)
     entry.hash, entry.commit, entry.updated = content_hash(target), fetched.commit, store.clock()
-    entry.accepted = [str(f) for f in candidate.findings]
+    entry.accepted = _accepted(target, candidate)
     write_lock(store.directory, entries)
     store.state.note_write(name, "update", "install")
+
+
+def _accepted(target: Path, candidate: Candidate) -> dict[str, str]:
+    """The findings installed with the user's consent (shown, then --force or a yes)."""
+    return accepted_record(target, [(f.file, str(f)) for f in candidate.findings])
 
 
 def _replace_dir(store: SkillsStore, source: Path, target: Path, old: Skill | None) -> None:

@@ -6,8 +6,9 @@ from (git sources), the content hash of what was installed, where it lives in th
 home, and when it was installed and last updated. ``hermes skills update``
 re-fetches the source and compares hashes; ``audit`` scans what the lock lists. The
 scan's findings the user saw and accepted at install or update (``--force``, or a yes
-at the prompt) are recorded with the entry, so listings do not withhold the skill for
-them again (``accepted_findings``).
+at the prompt) are recorded with the entry and the hash of each one's file, so listings
+and ``skill_view`` do not withhold the skill for them again while that file is unchanged
+(``accepted_findings``).
 A lock that cannot be read (not JSON, or not this shape) is refused with one line
 naming it, and nothing writes over it: it is the only record of every other skill's
 provenance.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,10 @@ class LockEntry:
     updated: float
     commit: str | None = None
     """The git commit the files came from; None for a local path."""
-    accepted: list[str] = field(default_factory=list)
+    accepted: dict[str, str] = field(default_factory=dict)
     """The scan's findings (``file: kind: detail``) the user accepted when installing or
-    updating: not raised again when the skill is listed. A new finding still is."""
+    updating, each with the ``sha256:`` of its file then: not raised again while that file
+    is unchanged. A new finding, or any in a changed file, still is."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LockEntry:
@@ -93,15 +95,33 @@ def lock_or_none(skills_dir: Path, warn: Callable[[str], None]) -> dict[str, Loc
         return {}
 
 
-def accepted_findings(skills_dir: Path, name: str) -> frozenset[str]:
-    """The findings the user accepted for installed skill ``name`` (none when it is not
-    installed or the lock cannot be read: then nothing counts as accepted)."""
+def accepted_record(directory: Path, findings: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``{finding: sha256 of its file}`` for ``(file, finding)`` pairs of the skill in
+    ``directory``, as the user accepts them."""
+    return {line: _file_hash(directory, file) for file, line in findings}
+
+
+def accepted_findings(skills_dir: Path, name: str, directory: Path) -> frozenset[str]:
+    """The findings the user accepted for installed skill ``name`` (in ``directory``) whose
+    files are unchanged since; none when it is not installed or the lock cannot be read."""
     try:
         entry = read_lock(skills_dir).get(name)
     except SkillError:
         return frozenset()
     accepted = entry.accepted if entry is not None else None
-    return frozenset(str(f) for f in accepted) if isinstance(accepted, list) else frozenset()
+    if not isinstance(accepted, dict):
+        return frozenset()
+    return frozenset(line for line, digest in accepted.items()
+                     if digest == _file_hash(directory, line.split(": ", 1)[0]))
+
+
+def _file_hash(directory: Path, file: str) -> str:
+    """``sha256:`` of a skill's file ("" for the skill as a whole, or a file that is gone)."""
+    try:
+        return "sha256:" + hashlib.sha256((directory / file).read_bytes()).hexdigest() \
+            if file != "." else ""
+    except OSError:
+        return "gone"
 
 
 def _unreadable(file: Path, why: str) -> SkillError:

@@ -121,7 +121,8 @@ def skill_view_tool(store: SkillsStore, environ: Mapping[str, str] | None = None
                 result["missing_environment_variables"] = missing
         else:
             withhold_threats(name, str(file), content,
-                             accepted_findings(store.directory, name) if skill.writable
+                             accepted_findings(store.directory, name, skill.path)
+                             if skill.writable
                              else frozenset())
             result["file"] = file
         return ok(**result)
