@@ -352,3 +352,13 @@ def test_listing_from_litellms_map_imports_no_litellm_and_fetches_nothing(
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "* gemini-2.5-pro" in proc.stdout.splitlines()
+
+
+def test_setup_refuses_a_choice_a_system_layer_makes(hermes, root: Path, tmp_path: Path) -> None:
+    layer = tmp_path / "system"
+    layer.mkdir()
+    (layer / "config.yaml").write_text("defaults:\n  - override provider: anthropic\n")
+    refused(hermes("setup", "--provider", "deepseek", "--key", KEY, "--no-check", "--yes",
+                   env={"HERMES_CONFIG_LAYERS": str(layer)}),
+            "provider", "read-only system layer")
+    assert not (root / ".env").exists() and not (root / "config.yaml").exists()

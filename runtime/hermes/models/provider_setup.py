@@ -91,6 +91,7 @@ def plan(home: Home, environ: Mapping[str, str], choice: Choice) -> Plan:
     from hermes.errors import MissingValueError
 
     _check_text(choice)
+    _refuse_system_values(home, environ, choice)
     text = profile_text(home, environ, choice)
     try:
         composed = compose_config(home, environ, profile_text=text)
@@ -113,6 +114,17 @@ def plan(home: Home, environ: Mapping[str, str], choice: Choice) -> Plan:
         raise UserError(f"provider {choice.provider} needs {name or 'an API key'}: pass it "
                         "with --key-stdin (or --key)")
     return Plan(choice, settings, name, text)
+
+
+def _refuse_system_values(home: Home, environ: Mapping[str, str], choice: Choice) -> None:
+    """As ``hermes config set``: a read-only system layer's choice is changed there."""
+    from hermes.config.drift import refuse_system_value
+
+    refuse_system_value(home, environ, "provider")
+    for key, value in (("provider.model", choice.model), ("provider.api_base",
+                                                          choice.base_url)):
+        if value:
+            refuse_system_value(home, environ, key)
 
 
 def _check_text(choice: Choice) -> None:
