@@ -243,7 +243,9 @@ def test_setup_with_flags_checks_the_key_then_writes_env_0600(hermes, root: Path
     (["--provider", "deepseek", "--key", " sk-x "], "leading or trailing spaces"),
     (["--provider", "ollama", "--key", KEY], "takes no API key"),
     (["--provider", "deepseek", "--key", KEY, "--key-stdin"], "give the key once"),
-    (["--provider", "azure", "--key", KEY], "needs the endpoint's URL: pass --base-url"),
+    (["--provider", "azure", "--key", KEY], "needs provider.api_base: pass --base-url URL"),
+    (["--provider", "custom", "--key", KEY, "--base-url", "http://127.0.0.1:9/v1"],
+     "needs provider.model: pass --model NAME"),
 ])
 def test_setup_bad_input_is_one_line_exit_2_nothing_written(args: list[str], fragment: str,
                                                             hermes, root: Path) -> None:

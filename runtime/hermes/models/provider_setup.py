@@ -84,6 +84,10 @@ def key_name(raw: Mapping[str, Any]) -> str | None:
     return ref[len("${secret:"):-1] if ref.startswith("${secret:") else None
 
 
+_FLAGS = {"provider.api_base": "--base-url URL", "provider.model": "--model NAME"}
+"""The flag giving a value an option leaves unset (``???``: custom, azure)."""
+
+
 def plan(home: Home, environ: Mapping[str, str], choice: Choice) -> Plan:
     """Compose and validate the profile with ``choice``; ``UserError`` (one line) when it
     does not hold, or when the provider needs a key and none is given or stored."""
@@ -96,10 +100,10 @@ def plan(home: Home, environ: Mapping[str, str], choice: Choice) -> Plan:
     try:
         composed = compose_config(home, environ, profile_text=text)
     except MissingValueError as exc:
-        if exc.key != "provider.api_base":
+        flag = _FLAGS.get(exc.key or "")
+        if flag is None:
             raise
-        raise UserError(f"provider {choice.provider} needs the endpoint's URL: pass "
-                        "--base-url URL") from exc
+        raise UserError(f"provider {choice.provider} needs {exc.key}: pass {flag}") from exc
     settings = composed.config.provider
     name = key_name(composed.raw)
     if choice.key is not None and name is None:
