@@ -8,8 +8,9 @@ and its ``requires_env`` variables are set; of one name, a plugin never replaces
 enabled one from another source without ``plugins.allow_shadow`` (``discovery.py``: it is
 skipped with a warning and never imported). A plugin whose import or ``register``
 raises is skipped: its traceback goes to ``logs/plugins.log``, one warning line to
-standard error, and the runtime keeps working. ``HERMES_PLUGINS_DEBUG=1`` prints
-discovery and loading in detail.
+standard error, and the runtime keeps working. What plugin code prints goes to standard
+error (``output.py``). ``HERMES_PLUGINS_DEBUG=1`` prints discovery and loading in
+detail.
 """
 
 from __future__ import annotations

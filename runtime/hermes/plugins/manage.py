@@ -185,10 +185,11 @@ class Plugins:
         """Put the profile's config back as it was before ``enable`` wrote it."""
         from hermes.fsutil import atomic_write
 
+        file = self.home.config_file
         if text is None:
-            self.home.config_file.unlink(missing_ok=True)
+            file.unlink(missing_ok=True)
         else:
-            atomic_write(self.home.config_file, text)
+            atomic_write(file, text, mode=file.stat().st_mode & 0o777)
 
     def _profile_list(self, key: str) -> list[str]:
         from hermes.config.layers import read_yaml
