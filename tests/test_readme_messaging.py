@@ -73,10 +73,11 @@ def _pairing(environ: dict[str, str], commands: str, bot: FakeBotAPI, cwd: Path)
     [offer] = wait_until(lambda: bot.texts(STRANGER), what="the pairing code")
     code = re.search(r"pairing approve telegram ([A-Z0-9]{8})", offer.replace("\\", ""))
     assert code is not None, offer
-    listing, approve, revoke = commands.strip().splitlines()
+    listing, approve, revoke, unlock = commands.strip().splitlines()
     assert f"{STRANGER}" in bash(environ, listing, cwd)
     assert "paired telegram user 555000111" in bash(
         environ, approve.replace("K7M2PQ9X", code[1]), cwd)
     bot.push("now?", user_id=STRANGER)
     wait_until(lambda: len(bot.texts(STRANGER)) == 2, what="the answer once paired")
     assert "revoked telegram user 555000111" in bash(environ, revoke, cwd)
+    assert "pairing on telegram" in bash(environ, unlock, cwd)
