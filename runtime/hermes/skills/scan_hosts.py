@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 SECRET = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 SECRET_WORDS = re.compile(r"key|token|secret|passw(?:or)?d|credential", re.IGNORECASE)
@@ -37,6 +38,8 @@ BARE_HOST = re.compile(
     r"(?<![\w@/.:$-])((?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|ai|co|app|gov|edu|cloud|sh|me"
     r"|xyz|info|us|uk|de|so|to|gg|tv|fm|ly|tech))(?=[/:\s\"'?]|$)", re.IGNORECASE)
 SEPARATORS = re.compile(r"&&|\|\||;|\|")
+MAX_CONTINUATIONS = 64
+"""Lines a command is followed over through ``\\`` continuations, each way."""
 ALIASES = {"gh": ("github",), "hf": ("huggingface", "hf"), "google": ("googleapis", "google"),
            "gemini": ("googleapis",), "aws": ("amazonaws",), "claude": ("anthropic",)}
 BRAND_SUFFIXES = frozenset({"labs", "hq", "app", "apps", "api", "apis", "usercontent",
@@ -69,13 +72,26 @@ def sent_to_own_service(pattern: re.Pattern[str], match: re.Match[str], view: st
 
 
 def _logical_line(view: str, start: int, end: int) -> tuple[str, int]:
-    """The line around ``[start, end)`` with its ``\\`` continuations, and its offset."""
-    while start > 1 and view[:start - 1].rstrip(" \t").endswith("\\"):
+    """The line around ``[start, end)`` with its ``\\`` continuations (at most
+    ``MAX_CONTINUATIONS`` each way), and its offset."""
+    for _ in range(MAX_CONTINUATIONS):
+        if start < 2 or not _continued(view, start - 1):
+            break
         start = view.rfind("\n", 0, start - 1) + 1
-    while end < len(view) and view[:end].rstrip(" \t").endswith("\\"):
+    for _ in range(MAX_CONTINUATIONS):
+        if end >= len(view) or not _continued(view, end):
+            break
         following = view.find("\n", end + 1)
         end = len(view) if following < 0 else following
     return view[start:end], start
+
+
+def _continued(view: str, newline: int) -> bool:
+    """Whether the line ending at ``newline`` ends with a ``\\`` (blanks after it)."""
+    at = newline - 1
+    while at >= 0 and view[at] in " \t":
+        at -= 1
+    return at >= 0 and view[at] == "\\"
 
 
 def _segment(line: str, at: int) -> str:
@@ -124,10 +140,17 @@ def _variable_judged(name: str, view: str, service: str, depth: int) -> Iterator
     no service: the user's own endpoint)."""
     named = service_of(name)
     own_name = named is None or _same(named, service)
-    values = re.findall(ASSIGNMENT.format(name=re.escape(name)), view, re.MULTILINE)
+    values = _assigned(name, view)
     judged = [j for value in values if depth < 2
               for j in _judged(value, view, service, depth + 1, lenient=own_name)]
     yield from judged or [own_name]
+
+
+@lru_cache(maxsize=256)
+def _assigned(name: str, view: str) -> list[str]:
+    """The values ``view`` assigns to variable ``name`` (once per text: a long one may
+    name the same variable on every line)."""
+    return re.findall(ASSIGNMENT.format(name=re.escape(name)), view, re.MULTILINE)
 
 
 def _same(named: str, service: str) -> bool:
