@@ -364,3 +364,27 @@ def test_setup_refuses_a_choice_a_system_layer_makes(hermes, root: Path, tmp_pat
                    env={"HERMES_CONFIG_LAYERS": str(layer)}),
             "provider", "read-only system layer")
     assert not (root / ".env").exists() and not (root / "config.yaml").exists()
+
+
+def test_setup_at_a_terminal_asks_for_what_an_option_leaves_unset(environ: dict[str, str],
+                                                                   root: Path) -> None:
+    import sys
+
+    import pexpect
+
+    with FakeLLM(models=["my-model"]) as llm:
+        base = llm.openai_base_url
+        child = pexpect.spawn(sys.executable, ["-m", "hermes", "setup", "--provider", "custom"],
+                              env=environ | {"TERM": "dumb"}, encoding="utf-8", timeout=60)
+        child.expect("Model: ")
+        child.sendline("my-model")
+        child.expect("Base URL of the endpoint: ")
+        child.sendline(base)
+        child.expect("CUSTOM_API_KEY: ")
+        child.sendline(KEY)
+        child.expect("ready: provider custom, model my-model")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    provider = yaml.safe_load((root / "config.yaml").read_text())["provider"]
+    assert provider == {"model": "my-model", "api_base": base}

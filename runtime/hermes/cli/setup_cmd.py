@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
 
 import typer
 
@@ -65,15 +67,10 @@ def _options(home: Home, environ: Mapping[str, str]) -> list[str]:
 
 def _ask(home: Home, environ: Mapping[str, str], choice: Choice) -> Choice:
     """The questions the flags left open, at the terminal."""
-    from hermes.config import compose_config
-    from hermes.models.provider_setup import key_name, profile_text
+    from hermes.models.provider_setup import key_name
 
     provider = choice.provider or _ask_provider(_options(home, environ))
-    choice = Choice(provider, choice.key, choice.model, choice.base_url)
-    if choice.base_url is None and provider in ("custom", "azure"):
-        choice = Choice(provider, choice.key, choice.model,
-                        typer.prompt("Base URL of the endpoint"))
-    composed = compose_config(home, environ, profile_text=profile_text(home, environ, choice))
+    choice, composed = _compose_asking(home, environ, replace(choice, provider=provider))
     name = key_name(composed.raw)
     key = choice.key
     if key is None and name is not None:
@@ -81,7 +78,30 @@ def _ask(home: Home, environ: Mapping[str, str], choice: Choice) -> Choice:
         key = typer.prompt(f"{name}{kept}", default="", hide_input=True,
                            show_default=False) or None
     model = choice.model or typer.prompt("Model", default=composed.config.provider.model)
-    return Choice(provider, key, model, choice.base_url)
+    return replace(choice, key=key, model=model)
+
+
+_ASKED = {"provider.api_base": ("base_url", "Base URL of the endpoint"),
+          "provider.model": ("model", "Model")}
+"""What to ask for a value the option leaves unset (``???``), and where the answer goes."""
+
+
+def _compose_asking(home: Home, environ: Mapping[str, str], choice: Choice
+                    ) -> tuple[Choice, Any]:
+    """The profile composed with ``choice``, asking for the values the option needs."""
+    from hermes.config import compose_config
+    from hermes.errors import MissingValueError
+    from hermes.models.provider_setup import profile_text
+
+    while True:
+        try:
+            text = profile_text(home, environ, choice)
+            return choice, compose_config(home, environ, profile_text=text)
+        except MissingValueError as exc:
+            field, question = _ASKED.get(exc.key or "", (None, ""))
+            if field is None or getattr(choice, field):
+                raise
+            choice = replace(choice, **{field: typer.prompt(question)})
 
 
 def _ask_provider(options: list[str]) -> str:
