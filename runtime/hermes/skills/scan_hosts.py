@@ -38,7 +38,7 @@ BARE_HOST = re.compile(
     r"(?<![\w@/.:$-])((?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|ai|co|app|gov|edu|cloud|sh|me"
     r"|xyz|info|us|uk|de|so|to|gg|tv|fm|ly|tech))(?=[/:\s\"'?]|$)", re.IGNORECASE)
 SEPARATORS = re.compile(r"&&|\|\||;|\|")
-MAX_CONTINUATIONS = 64
+MAX_CONTINUATIONS = 32
 """Lines a command is followed over through ``\\`` continuations, each way."""
 ALIASES = {"gh": ("github",), "hf": ("huggingface", "hf"), "google": ("googleapis", "google"),
            "gemini": ("googleapis",), "aws": ("amazonaws",), "claude": ("anthropic",)}
@@ -120,18 +120,18 @@ def _judged(command: str, view: str, service: str, depth: int, *, lenient: bool
     """For each destination of ``command``: whether it is ``service``'s. ``lenient``: the
     text is the value of a variable named for the service, where an example host
     (``yourschool.instructure.com``) stands for the user's own."""
-    for bare in BARE_HOST.finditer(command):
-        yield _host_judged(service, bare.group(1), lenient)
-    for url in URL_HOST.finditer(command):
-        host = url.group(1)
+    for host in dict.fromkeys(m.group(1).lower() for m in BARE_HOST.finditer(command)):
+        yield _host_judged(service, host, lenient)
+    after_scheme: set[str] = set()
+    for host in dict.fromkeys(m.group(1) for m in URL_HOST.finditer(command)):
         if host.startswith("$"):
+            after_scheme.add(host.strip("${}"))
             yield from _variable_judged(host.strip("${}"), view, service, depth)
         else:
             yield _host_judged(service, host, lenient)
-    for variable in SECRET.finditer(command):
-        name = variable.group(1)
-        if HOST_VARIABLE.search(name) and not SECRET_WORDS.search(name) \
-                and f"//{variable.group()}" not in command:
+    for name in dict.fromkeys(m.group(1) for m in SECRET.finditer(command)):
+        if name not in after_scheme and HOST_VARIABLE.search(name) \
+                and not SECRET_WORDS.search(name):
             yield from _variable_judged(name, view, service, depth)
 
 
