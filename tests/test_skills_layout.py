@@ -216,3 +216,31 @@ def test_create_refuses_a_directory_holding_a_skill_of_another_name(hermes, root
     refused(hermes("skills", "create", "pdf-tools", "-d", "PDF helpers"),
             "skills/pdf-tools exists already", "rename or remove it first")
     assert "pdf-kit" in (root / "skills" / "pdf-tools" / "SKILL.md").read_text()
+
+
+def test_a_category_named_like_an_installed_skill_does_not_hide_the_new_one(
+        hermes, root: Path) -> None:
+    """hermes-agent's ``optional-skills/dogfood/adversarial-ux-test`` after its
+    ``skills/dogfood``: a skill inside another skill's directory is never found."""
+    ok(hermes("skills", "install", str(CORPUS / "dogfood" / "skills"), "--yes"))
+    out = ok(hermes("skills", "install", str(CORPUS / "dogfood" / "optional-skills"), "--yes"))
+    assert "adversarial-ux-test → skills/adversarial-ux-test (scan: clean)" in out
+    assert "note: skills/dogfood is the skill dogfood's directory" in out
+    placed = root / "skills" / "adversarial-ux-test"
+    assert f"installed adversarial-ux-test in {placed}" in out
+    assert not (root / "skills" / "dogfood" / "adversarial-ux-test").exists()
+    assert lock(root)["adversarial-ux-test"]["path"] == "adversarial-ux-test"
+    assert set(listed(ok(hermes("skills", "list")))) >= {"dogfood", "adversarial-ux-test"}
+
+
+def test_a_skill_never_goes_inside_another_one_installed_in_the_same_run(
+        hermes, root: Path, tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    shutil.copytree(CORPUS / "dogfood" / "skills" / "dogfood", source / "dogfood")
+    shutil.copytree(CORPUS / "dogfood" / "optional-skills" / "dogfood" / "adversarial-ux-test",
+                    source / "plugins" / "dogfood" / "skills" / "adversarial-ux-test")
+    result = hermes("skills", "install", str(source), "--yes")
+    refused(result, "adversarial-ux-test: skills/dogfood is the skill dogfood's directory",
+            "installed the other 1 skill")
+    assert not (root / "skills" / "dogfood" / "adversarial-ux-test").exists()
+    assert set(lock(root)) == {"dogfood"}

@@ -9,8 +9,9 @@ hermes-agent's ``<category>/<group>/<name>/``, Claude Code's
 validated and scanned (``guard.scan_tree``) before the caller decides; one meant for
 another platform is skipped. Installing copies a skill into the home under
 ``skills/<category>/<name>/``, ``name`` being its frontmatter's even where its directory
-was called otherwise (whole or not at all), and records the source, commit and content
-hash in ``skills/.lock.json``.
+was called otherwise (whole or not at all; at the top where the home's
+``skills/<category>/`` is another skill's directory, never inside it), and records the
+source, commit and content hash in ``skills/.lock.json``.
 """
 
 from __future__ import annotations
@@ -182,18 +183,48 @@ def check_candidate(store: SkillsStore, directory: Path, top: Path,
         return Candidate(meta.name, category, directory, subdir,
                          skip=f"only for {', '.join(meta.platforms)} (this is "
                               f"{store.platform})")
+    category, moved = _place(store, category, meta.name)
     existing = store.find(meta.name)
-    return Candidate(meta.name, category, directory, subdir, notes=entry["notes"],
+    return Candidate(meta.name, category, directory, subdir, notes=entry["notes"] + moved,
                      findings=scan_tree(directory),
                      replaces=existing if existing is not None and existing.writable else None)
 
 
+def _place(store: SkillsStore, category: str | None, name: str
+           ) -> tuple[str | None, list[str]]:
+    """The category a skill goes under in the home, and a note when it is not its own:
+    where the home's ``skills/<category>/`` is a skill's directory (hermes-agent's
+    ``optional-skills/dogfood/`` beside its skill ``dogfood``), it goes at the top."""
+    owner = skill_above(store.directory, store.directory / category / name) \
+        if category else None
+    if owner is None:
+        return category, []
+    return None, [f"{owner}; installed as skills/{name} instead"]
+
+
+def skill_above(skills_dir: Path, target: Path) -> str | None:
+    """Which skill's directory (under ``skills_dir``) holds ``target``, said as
+    ``skills/dogfood is the skill dogfood's directory``; None when none does (a skill
+    inside another is never found: the outer one's sub-directories are its files)."""
+    for above in reversed(target.relative_to(skills_dir).parents[:-1]):
+        file = skills_dir / above / SKILL_FILE
+        if file.is_file():
+            owner = parse_entry(file, above.name).get("meta", {}).get("name", above.name)
+            return f"skills/{above.as_posix()} is the skill {owner}'s directory"
+    return None
+
+
 def install(store: SkillsStore, candidate: Candidate, fetched: Fetched) -> Skill:
-    """Copy ``candidate`` into the home (replacing a skill of its name) and lock it."""
+    """Copy ``candidate`` into the home (replacing a skill of its name) and lock it;
+    never into another skill's directory."""
     if candidate.problem or candidate.skip:
         raise SkillError(f"{candidate.name}: {candidate.problem or candidate.skip}")
     entries = read_lock(store.directory)  # an unreadable lock refuses before any copy
     target = store.directory / candidate.target
+    owner = skill_above(store.directory, target)
+    if owner is not None:
+        raise SkillError(f"{candidate.name}: {owner}, where it would never be found; "
+                         "install it with --category OTHER")
     if target.exists() and (candidate.replaces is None or candidate.replaces.path != target):
         raise SkillError(f"{candidate.name}: skills/{candidate.target} exists already and "
                          "holds another skill; rename or move one of them")
