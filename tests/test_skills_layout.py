@@ -14,6 +14,7 @@ from pathlib import Path
 from conftest import ok, refused
 from hermes.skills.format import MAX_DESCRIPTION_CHARS, NAME_RULE
 from hermes.skills.index import render_index
+from hermes.skills.lockfile import read_lock, write_lock
 from hermes.skills.model import Skill
 from hermes.skills.tools import skill_manage_tool
 from test_skills_cli import home_store, row
@@ -244,3 +245,22 @@ def test_a_skill_never_goes_inside_another_one_installed_in_the_same_run(
             "installed the other 1 skill")
     assert not (root / "skills" / "dogfood" / "adversarial-ux-test").exists()
     assert set(lock(root)) == {"dogfood"}
+
+
+def test_a_skill_installed_inside_another_before_the_fix_is_named_at_listing(
+        hermes, root: Path) -> None:
+    """A home where an earlier install put ``adversarial-ux-test`` inside ``dogfood``."""
+    ok(hermes("skills", "install", str(CORPUS / "dogfood" / "skills"), "--yes"))
+    source = CORPUS / "dogfood" / "optional-skills"
+    ok(hermes("skills", "install", str(source), "--yes"))
+    entries = read_lock(root / "skills")
+    entries["adversarial-ux-test"].path = "dogfood/adversarial-ux-test"
+    write_lock(root / "skills", entries)
+    shutil.move(root / "skills" / "adversarial-ux-test",
+                root / "skills" / "dogfood" / "adversarial-ux-test")
+    result = hermes("skills", "list")
+    assert "adversarial-ux-test" not in ok(result)
+    assert result.stderr == (
+        "warning: adversarial-ux-test (installed in skills/dogfood/adversarial-ux-test) is "
+        "never found: skills/dogfood is the skill dogfood's directory — remove that directory "
+        f"and `hermes skills install {source}` again\n")

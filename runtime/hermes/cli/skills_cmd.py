@@ -44,10 +44,11 @@ def list_skills(
 ) -> None:
     """The skills in effect (home, skills.directories, bundled), the shadowed ones, and
     which are new or changed lately and by whom."""
-    from hermes.cli.skills_render import render_listing, render_withheld
+    from hermes.cli.skills_render import render_listing, render_withheld, warn_nested
 
     store = _store(ctx)
     found = store.scan()
+    warn_nested(store, found.skills)
     skills = [s for s in found.skills if (not category or (s.category or "general") == category)
               and (not tag or tag in s.tags)]
     out(render_listing(store, skills, found.shadowed, time.time() - days * 86400))

@@ -10,6 +10,7 @@ from pathlib import Path
 from hermes.errors import ConfigError, UserError
 from hermes.home import Home
 from hermes.skills.discovery import Problem
+from hermes.skills.install import skill_above
 from hermes.skills.lockfile import lock_or_none
 from hermes.skills.model import SKILL_FILE, Skill
 from hermes.skills.state import SkillRecord
@@ -53,6 +54,19 @@ def render_listing(store: SkillsStore, skills: Sequence[Skill],
     lines += ["", f"{len(skills)} skill{'s' if len(skills) != 1 else ''}; {len(hidden)} "
                   f"shadowed; {marked} new or changed in the last {days} days (--days)"]
     return "\n".join(lines)
+
+
+def warn_nested(store: SkillsStore, skills: Sequence[Skill]) -> None:
+    """Warn about each installed skill (in the lock) that nothing finds because it sits
+    inside another skill's directory (where installs before issue 27's fix put
+    hermes-agent's ``optional-skills/dogfood/adversarial-ux-test``)."""
+    found = {skill.name for skill in skills}
+    for name, entry in lock_or_none(store.directory, lambda _said_by_the_listing: None).items():
+        owner = None if name in found else \
+            skill_above(store.directory, store.directory / entry.path)
+        if owner is not None:
+            warn(f"{name} (installed in skills/{entry.path}) is never found: {owner} — "
+                 f"remove that directory and `hermes skills install {entry.source}` again")
 
 
 def render_withheld(problems: Sequence[Problem]) -> str:

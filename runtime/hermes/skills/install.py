@@ -206,6 +206,8 @@ def skill_above(skills_dir: Path, target: Path) -> str | None:
     """Which skill's directory (under ``skills_dir``) holds ``target``, said as
     ``skills/dogfood is the skill dogfood's directory``; None when none does (a skill
     inside another is never found: the outer one's sub-directories are its files)."""
+    if not target.is_relative_to(skills_dir):  # a lock edited by hand
+        return None
     for above in reversed(target.relative_to(skills_dir).parents[:-1]):
         file = skills_dir / above / SKILL_FILE
         if file.is_file():
