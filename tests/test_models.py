@@ -70,6 +70,25 @@ def test_text_and_tool_calls_in_every_mode(mode: str, stream: bool) -> None:
         assert started == ["read_file", "read_file"]
 
 
+PIXEL = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJ"
+         "RU5ErkJggg==")
+"""A 1x1 PNG, base64: what an MCP tool's image becomes in a user message's parts."""
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_an_image_in_a_user_message_reaches_the_endpoint_in_every_mode(mode: str) -> None:
+    shown = [{"type": "text", "text": "[Images returned by a tool above]"},
+             {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}]
+    messages = [*MESSAGES, {"role": "user", "content": shown}]
+    with FakeLLM([Reply(text="a dot")]) as llm:
+        assert client(llm, mode).complete(messages).content == "a dot"
+    sent = json.dumps(llm.requests[0].body)
+    assert PIXEL in sent and "[Images returned by a tool above]" in sent
+    if mode == "responses":  # the Responses API's own part types, not chat's
+        *_, last = llm.requests[0].body["input"]
+        assert [part["type"] for part in last["content"]] == ["input_text", "input_image"]
+
+
 def test_cost_is_known_for_priced_models_and_unknown_otherwise() -> None:
     with FakeLLM([Reply(text="a"), Reply(text="b")]) as llm:
         priced = client(llm).complete(MESSAGES)

@@ -21,7 +21,10 @@ def to_responses_input(messages: list[dict[str, Any]]) -> tuple[str | None, list
             items.append({"type": "function_call_output", "call_id": message["tool_call_id"],
                           "output": content})
         else:
-            if content:
+            parts = _input_parts(message.get("content")) if role == "user" else None
+            if parts:
+                items.append({"role": role, "content": parts})
+            elif content:
                 items.append({"role": role, "content": content})
             for call in message.get("tool_calls") or []:
                 fn = call["function"]
@@ -70,6 +73,26 @@ def consume_stream(events: Any, callbacks: StreamCallbacks) -> Any:
         elif kind in ("response.completed", "response.incomplete"):
             final = _get(event, "response")
     return final
+
+
+def _input_parts(content: Any) -> list[dict[str, Any]] | None:
+    """A user message's text and images as Responses input parts; None when it holds no
+    image (plain text is sent as a string)."""
+    if not isinstance(content, list) or not any(
+            isinstance(part, dict) and part.get("type") == "image_url" for part in content):
+        return None
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            if isinstance(url, str) and url:
+                parts.append({"type": "input_image", "image_url": url})
+        elif part.get("text"):
+            parts.append({"type": "input_text", "text": part["text"]})
+    return parts
 
 
 def _text(content: Any) -> str:
