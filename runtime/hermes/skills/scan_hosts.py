@@ -137,13 +137,15 @@ def _judged(command: str, view: str, service: str, depth: int, *, lenient: bool
 
 def _variable_judged(name: str, view: str, service: str, depth: int) -> Iterator[bool]:
     """A host variable: as the values the text assigns it, else by its name (named for
-    no service: the user's own endpoint)."""
+    no service: the user's own endpoint). Only a variable named for the service takes a
+    placeholder host (``yourschool.instructure.com``) as the user's own: a value the
+    text gives ``$URL`` is judged as the host it is."""
     named = service_of(name)
-    own_name = named is None or _same(named, service)
+    named_for_it = named is not None and _same(named, service)
     values = _assigned(name, view)
     judged = [j for value in values if depth < 2
-              for j in _judged(value, view, service, depth + 1, lenient=own_name)]
-    yield from judged or [own_name]
+              for j in _judged(value, view, service, depth + 1, lenient=named_for_it)]
+    yield from judged or [named is None or named_for_it]
 
 
 @lru_cache(maxsize=256)
