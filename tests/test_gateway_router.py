@@ -157,6 +157,21 @@ def test_slash_commands(router: SessionRouter, llm: FakeLLM, gate: threading.Eve
     assert "hello" not in json.dumps(llm.requests[-1].body["messages"])
 
 
+def test_slash_model_refuses_what_is_no_model_name(router: SessionRouter,
+                                                  llm: FakeLLM) -> None:
+    async def scenario() -> list[tuple[str, str]]:
+        chat = await connect(router)
+        await chat.say("c1", "/model " + "x" * 201)  # any allowed user may send this
+        await chat.say("c1", "/model gpt-4o\u202eevil")
+        await chat.say("c1", "hello")
+        return await chat.replies(3)
+
+    replies = [text for _, text in asyncio.run(scenario())]
+    assert replies[:2] == ["not a model name: letters, digits and . : / @ + - _ only, "
+                           "200 at most"] * 2
+    assert [r.model for r in llm.requests] == ["gpt-4o"]
+
+
 def test_slash_model_switches_the_chats_session_until_new(router: SessionRouter,
                                                          llm: FakeLLM) -> None:
     async def scenario() -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ and end it here; a front door only adapts its protocol. So the rules are written
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -47,6 +48,18 @@ class Busy(Exception):
 
 class Draining(Exception):
     """The runtime is shutting down and takes no new turns."""
+
+
+MODEL_NAME = re.compile(r"[\w.:/@+-]{1,200}")
+"""What ``/model NAME`` takes: a model id as providers spell them (``gpt-4o``,
+``anthropic/claude-sonnet-4-5``, ``accounts/fireworks/models/x``, ``llama3.1:8b``)."""
+
+
+def model_name_problem(name: str) -> str | None:
+    """Why ``name`` is no model name (one line), else None: the one rule of every door."""
+    if MODEL_NAME.fullmatch(name):
+        return None
+    return "not a model name: letters, digits and . : / @ + - _ only, 200 at most"
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,8 @@ class Conversation:
         """Ask model ``name`` for the rest of this session (``/model NAME``): this
         conversation and, resumed in the same runtime, its later ones; whether the
         client could switch. New sessions keep the profile's model."""
+        if model_name_problem(name) is not None:
+            return False
         client = self.agent.model.with_model(name)
         if client is None:
             return False

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes.agent.commands import Bound, bind, builtin, help_rows, parse, route
-from hermes.agent.conversations import Conversation, Conversations
+from hermes.agent.conversations import Conversation, Conversations, model_name_problem
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
 from hermes.agent.transcript import take_back_last_turn
@@ -143,6 +143,8 @@ def _model(call: _Call) -> Outcome:
     agent, name = call.agent, call.argument
     if not name:
         _say(f"model: {agent.model.model}")
+    elif (problem := model_name_problem(name)) is not None:
+        _say(problem)
     elif not call.conversation.switch_model(name):
         _say("this model client cannot switch models")
     else:

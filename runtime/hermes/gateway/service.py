@@ -14,7 +14,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from hermes.agent.conversations import Busy, Conversation, Conversations, Draining
+from hermes.agent.conversations import (
+    Busy,
+    Conversation,
+    Conversations,
+    Draining,
+    model_name_problem,
+)
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import TurnResult
 from hermes.gateway.delivery import Deliveries
@@ -112,6 +118,9 @@ class ProfileService:
         models = self.conversations.session_models
         if not name:
             return f"model: {models.get(session_id or '', self.model)}"
+        problem = model_name_problem(name)
+        if problem is not None:
+            return problem
         if session_id is not None:
             models[session_id] = name
         return f"model for this conversation: {name} (new ones use {self.model})"
