@@ -133,14 +133,20 @@ def test_install_and_remove_a_package(venv: Path, tmp_path: Path, root: Path,
 RELAY = Path(__file__).resolve().parent / "plugins_data" / "hermes_agent" / "relay"
 
 
+def index(wheels: Path) -> dict[str, str]:
+    """A local package index for pip and uv: the wheels in ``wheels``."""
+    return {"UV_FIND_LINKS": str(wheels), "PIP_FIND_LINKS": str(wheels), "PIP_NO_INDEX": "1"}
+
+
 def test_install_puts_the_plugin_s_pip_dependencies_in_first(venv: Path, tmp_path: Path,
                                                              root: Path, environ) -> None:
     sdk = write_wheel(tmp_path, "relay-sdk", "2.0.0", {"relay_sdk/__init__.py": "VERSION = 2\n"})
     plugin = tmp_path / "relay"
     shutil.copytree(RELAY, plugin)
     manifest = (plugin / "plugin.yaml").read_text()
-    (plugin / "plugin.yaml").write_text(manifest.replace("  - PyYAML>=5", f"  - {sdk}"))
-    installed = run(venv, environ, "plugins", "install", str(plugin))
+    (plugin / "plugin.yaml").write_text(manifest.replace("  - PyYAML>=5",
+                                                         "  - relay-sdk==2.0.0"))
+    installed = run(venv, environ | index(sdk.parent), "plugins", "install", str(plugin))
     assert installed.returncode == 0, installed.stderr
     assert installed.stdout.startswith("installed relay 1.0.0")
     found = subprocess.run([str(venv), "-c", "import relay_sdk; print(relay_sdk.VERSION)"],
@@ -154,10 +160,10 @@ def test_dependencies_pip_cannot_install_leave_nothing_installed(venv: Path, tmp
     plugin = tmp_path / "relay"
     shutil.copytree(RELAY, plugin)
     manifest = (plugin / "plugin.yaml").read_text()
+    sdk = write_wheel(tmp_path, "relay-sdk", "2.0.0", {})
     (plugin / "plugin.yaml").write_text(manifest.replace(
-        "  - PyYAML>=5", f"  - {write_wheel(tmp_path, 'relay-sdk', '2.0.0', {})}\n"
-                         "  - relay-transport-not-published==9.9"))
-    result = run(venv, environ, "plugins", "install", str(plugin))
+        "  - PyYAML>=5", "  - relay-sdk==2.0.0\n  - relay-transport-not-published==9.9"))
+    result = run(venv, environ | index(sdk.parent), "plugins", "install", str(plugin))
     assert result.returncode == 2 and result.stdout == ""
     line = result.stderr.strip()
     assert line.startswith("error: plugin relay needs ") and "\n" not in line, line
@@ -168,3 +174,21 @@ def test_dependencies_pip_cannot_install_leave_nothing_installed(venv: Path, tmp
     pip_list = subprocess.run(["uv", "pip", "list", "--python", str(venv)],
                               capture_output=True, text=True, timeout=60).stdout
     assert "relay-sdk" not in pip_list  # resolved as a whole: not half installed
+
+
+@pytest.mark.parametrize("entry", ["--index-url=http://127.0.0.1:9/simple", "-r /etc/passwd",
+                                   "relay-sdk @ https://127.0.0.1:9/relay_sdk-2.0.0.whl",
+                                   "./vendor/relay_sdk"])
+def test_a_pip_dependency_that_is_no_package_name_is_refused(entry: str, venv: Path,
+                                                             tmp_path: Path, root: Path,
+                                                             environ) -> None:
+    plugin = tmp_path / "relay"
+    shutil.copytree(RELAY, plugin)
+    manifest = (plugin / "plugin.yaml").read_text()
+    (plugin / "plugin.yaml").write_text(manifest.replace("  - PyYAML>=5", f"  - {entry!r}"))
+    result = run(venv, environ, "plugins", "install", str(plugin))
+    assert result.returncode == 2 and result.stdout == ""
+    line = result.stderr.strip()
+    assert "\n" not in line and "pip_dependencies" in line and \
+        "is not a package requirement" in line, line
+    assert not (root / "plugins" / "relay").exists()

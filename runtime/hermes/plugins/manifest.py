@@ -182,6 +182,25 @@ def _names(value: Any, source: str, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+_SPEC = r"(?:~=|==|!=|<=|>=|<|>|===)\s*[A-Za-z0-9.*+!_-]+"
+REQUIREMENT = re.compile(rf"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+                         rf"(?:\[[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\])?"
+                         rf"\s*(?:{_SPEC}(?:\s*,\s*{_SPEC})*)?")
+"""A ``pip_dependencies`` entry: a package from the index, with extras and versions —
+never a pip option (``--index-url=...``), a path or a URL, which would install what
+the install's scan never saw."""
+
+
+def _requirements(value: Any, source: str, key: str) -> tuple[str, ...]:
+    names = _names(value, source, key)
+    for name in names:
+        if not REQUIREMENT.fullmatch(name.strip()):
+            raise ManifestError(f"{name!r} is not a package requirement (NAME, NAME[extra], "
+                                "NAME>=1,<2: no pip options, paths or URLs)",
+                                source=source, key=key)
+    return names
+
+
 def _programs(value: Any, source: str, key: str) -> tuple[str, ...]:
     """``external_dependencies``: names, or mappings with a ``name`` (``install`` and
     ``check`` say how to get it; shown, never run)."""
@@ -229,7 +248,7 @@ _CHECKS: dict[str, Callable[[Any, str, str], Any]] = {
     "name": _name, "version": _text, "description": _text, "author": _text, "kind": _kind,
     "label": _text, "provides_tools": _names, "provides_hooks": _names,
     "requires_env": _variables, "optional_env": _variables, "manifest_version": _version,
-    "pip_dependencies": _names, "hooks": _names, "provides_web_providers": _names,
+    "pip_dependencies": _requirements, "hooks": _names, "provides_web_providers": _names,
     "provides_browser_providers": _names, "platforms": _names,
     "external_dependencies": _programs}
 _ENV_KEYS = frozenset(f.name for f in fields(EnvVar))
