@@ -1,0 +1,202 @@
+"""The real Chromium behind the address guard (hermes.web.proxy): nothing a page does
+reaches loopback ports it was not allowed, nor the metadata service; the allowed page
+itself loads. Playwright launched with the guard's own settings (chromium_args,
+playwright_proxy), as the browser toolset launches it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from conftest import wait_until
+from hermes.web.addresses import AddressPolicy
+from hermes.web.proxy import GuardProxy, chromium_args, playwright_proxy, start_guard_proxy
+from webpages import SECRET, WebPages, webpages  # noqa: F401 — the fixture
+
+pytestmark = pytest.mark.chromium
+
+
+def probe_page(internal: int) -> str:
+    """Every way a page can make the browser fetch something, aimed at the internal
+    port and the metadata service; ``document.title`` becomes ``done`` when the
+    script's requests have settled."""
+    targets = [f"http://127.0.0.1:{internal}", "http://169.254.169.254"]
+    tags = "".join(f'<img src="{t}/img.png"><iframe src="{t}/frame"></iframe>'
+                   f'<link rel="prefetch" href="{t}/prefetch">' for t in targets)
+    script = """
+const targets = %s;
+const settle = p => p.then(() => 'reached', e => 'failed');
+function xhr(url) { return new Promise((ok, no) => { const r = new XMLHttpRequest();
+  r.onload = ok; r.onerror = no; r.open('GET', url); r.send(); }); }
+function ws(url) { return new Promise((ok, no) => { const s = new WebSocket(url);
+  s.onopen = ok; s.onerror = no; }); }
+const worker = navigator.serviceWorker.register('/sw.js').then(r => new Promise(ok => {
+  const w = r.installing || r.waiting || r.active;
+  if (w.state === 'activated') ok(); else w.onstatechange = () => {
+    if (w.state === 'activated' || w.state === 'redundant') ok(); }; }));
+const probes = targets.flatMap(t => [settle(fetch(t + '/fetch')), settle(xhr(t + '/xhr')),
+  settle(ws(t.replace('http', 'ws') + '/ws')),
+  settle(Promise.resolve(navigator.sendBeacon(t + '/beacon', 'x')))]);
+probes.push(settle(ws('ws://' + location.host + '/ws-allowed')), settle(worker));
+Promise.all(probes).then(r => { window.outcomes = r; document.title = 'done'; });
+""" % targets  # noqa: UP031 — JavaScript braces
+    return (f"<!DOCTYPE html><html><head><title>probe</title></head><body><h1>Probe</h1>"
+            f"{tags}<script>{script}</script></body></html>")
+
+
+def service_worker(internal: int) -> str:
+    """A worker that fetches the internal port when installed and for every request."""
+    return (f"self.addEventListener('install', e => e.waitUntil("
+            f"fetch('http://127.0.0.1:{internal}/sw-install').catch(() => null)));\n"
+            f"self.addEventListener('activate', e => e.waitUntil(clients.claim()));")
+
+
+class ProbeSite(ThreadingHTTPServer):
+    """The allowed origin serving the probe page and its service worker."""
+
+    daemon_threads = True
+
+    def __init__(self, internal: int) -> None:
+        super().__init__(("127.0.0.1", 0), ProbeHandler)
+        self.internal = internal
+        self.requests: list[str] = []
+        threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
+
+
+class ProbeHandler(BaseHTTPRequestHandler):
+    server: ProbeSite
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 — http.server's name
+        self.server.requests.append(f"{self.path} {self.headers.get('Upgrade') or ''}".strip())
+        if self.path == "/sw.js":
+            body, kind = service_worker(self.server.internal), "text/javascript"
+        else:
+            body, kind = probe_page(self.server.internal), "text/html"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Chromium's path; without it the tests skip, saying so (on CI they fail)."""
+    found = shutil.which("chromium")
+    if found is None:
+        reason = "Chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI must run the browser tests: .ci/run installs chromium)")
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture(scope="module")
+def probe_site(webpages: WebPages) -> Iterator[ProbeSite]:  # noqa: F811
+    site = ProbeSite(webpages.other_port)
+    yield site
+    site.shutdown()
+    site.server_close()
+
+
+@pytest.fixture(scope="module")
+def guard(webpages: WebPages, probe_site: ProbeSite) -> Iterator[GuardProxy]:  # noqa: F811
+    policy = AddressPolicy([webpages.allow, f"127.0.0.1:{probe_site.server_address[1]}"])
+    with start_guard_proxy(policy) as proxy:
+        yield proxy
+
+
+@pytest.fixture(scope="module")
+def browser_context(chromium: str, guard: GuardProxy) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium,
+                                             args=chromium_args(guard),
+                                             proxy=playwright_proxy(guard))  # type: ignore[arg-type]
+        context = browser.new_context(proxy=playwright_proxy(guard))  # type: ignore[arg-type]
+        yield context
+        browser.close()
+
+
+def internal_hits(pages: WebPages) -> list[str]:
+    return [path for path in pages.requests if path.startswith("INTERNAL")]
+
+
+def test_nothing_a_page_loads_reaches_loopback_or_the_metadata_service(
+        browser_context: Any, guard: GuardProxy, probe_site: ProbeSite,
+        webpages: WebPages) -> None:  # noqa: F811
+    guard.take_refusals()
+    page = browser_context.new_page()
+    response = page.goto(f"http://127.0.0.1:{probe_site.server_address[1]}/probe")
+    assert response.status == 200 and page.locator("h1").inner_text() == "Probe"
+    page.wait_for_function("document.title === 'done'", timeout=20_000)
+    outcomes = page.evaluate("window.outcomes")
+    # fetch, XHR, WebSocket to both targets fail (a beacon is only queued); the page's
+    # own WebSocket went through the guard to its origin; the worker installed
+    assert outcomes == ["failed", "failed", "failed", "reached"] * 2 + ["failed", "reached"]
+    assert "/ws-allowed websocket" in probe_site.requests
+    assert "/sw.js" in probe_site.requests
+    page.close()
+    refused = {r.target.split("//")[-1].split("/", 1)[-1] for r in guard.take_refusals()}
+    assert internal_hits(webpages) == []
+    for path in ("img.png", "frame", "fetch", "xhr", "beacon", "sw-install"):
+        assert path in refused, refused
+
+
+def test_each_blocked_target_is_named_by_the_guard(browser_context: Any, guard: GuardProxy,
+                                                   probe_site: ProbeSite) -> None:
+    guard.take_refusals()
+    page = browser_context.new_page()
+    page.goto(f"http://127.0.0.1:{probe_site.server_address[1]}/probe")
+    page.wait_for_function("document.title === 'done'", timeout=20_000)
+    page.close()
+    refusals = guard.take_refusals()
+    assert {r.target for r in refusals} >= {
+        "http://169.254.169.254/fetch", "http://169.254.169.254/xhr",
+        "http://169.254.169.254/img.png", "169.254.169.254:80"}
+    assert all(r.reason.split(":")[0] in ("127.0.0.1", "169.254.169.254") for r in refusals)
+
+
+@pytest.mark.parametrize("path", ["/redirect-loopback", "/redirect-metadata"])
+def test_a_navigation_redirected_to_a_private_address_is_refused(
+        browser_context: Any, guard: GuardProxy, webpages: WebPages,  # noqa: F811
+        path: str) -> None:
+    guard.take_refusals()
+    page = browser_context.new_page()
+    response = page.goto(webpages.url(path))
+    assert response is not None and response.status == 403
+    assert page.locator("body").inner_text().startswith("blocked: ")
+    assert SECRET not in page.content()
+    page.close()
+    assert internal_hits(webpages) == []
+    first = wait_until(guard.take_refusals, what="the guard's refusal")[0]  # type: ignore[index]
+    if path == "/redirect-loopback":
+        assert first.target == f"http://127.0.0.1:{webpages.other_port}/secret"
+        assert "loopback" in first.reason
+    else:
+        assert first.target.startswith("http://169.254.169.254/latest/meta-data/")
+        assert "metadata" in first.reason
+
+
+def test_the_allowed_page_loads_and_its_script_cannot_reach_the_internal_port(
+        browser_context: Any, webpages: WebPages) -> None:  # noqa: F811
+    page = browser_context.new_page()
+    page.goto(webpages.url("/fetches-loopback"))
+    out = page.locator("#out")
+    wait_until(lambda: out.inner_text() != "waiting", timeout=20, what="the page's fetch")
+    assert out.inner_text().startswith("blocked: ") and SECRET not in page.content()
+    page.goto(webpages.url("/article"))
+    assert "Millbrook" in page.locator("h1").inner_text()
+    page.close()
+    assert internal_hits(webpages) == []
