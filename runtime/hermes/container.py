@@ -231,6 +231,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
             plugins=plugins,
             delegation=settings.provided.delegation,
             delegate=providers.Object(Delegation),
+            vision=settings.provided.vision,
         ),
     )
 

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
+from hermes.agent.attachments import Attachment, VisionLimits, check_count
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
 from hermes.agent.prechecks import MissingKey
@@ -85,9 +86,13 @@ class Conversation:
     def session_id(self) -> str:
         return self.agent.session_id
 
-    def run(self, text: str, *, deadline: float | None = None) -> TurnResult:
+    def run(self, text: str, *, deadline: float | None = None,
+            images: Sequence[Attachment] = ()) -> TurnResult:
         """One turn (blocking); stopped by ``interrupt()`` or after ``deadline``
-        seconds, with the transcript kept valid."""
+        seconds, with the transcript kept valid. ``images``: what the user attached
+        (``hermes.agent.attachments``), checked against ``vision.max_images`` here."""
+        if images:
+            check_count(images, self.vision_limits())
         timer = threading.Timer(deadline, self.agent.interrupt) if deadline else None
         self.agent.interrupted.clear()  # then counted: an interrupt from here on is seen
         counted = self._owner.running_turn(self) if self._owner else contextlib.nullcontext()
@@ -96,10 +101,15 @@ class Conversation:
                 timer.daemon = True
                 timer.start()
             try:
-                return self.agent.run_turn(text, clear_interrupt=False)
+                return self.agent.run_turn(text, clear_interrupt=False, images=images)
             finally:
                 if timer is not None:
                     timer.cancel()
+
+    def vision_limits(self) -> VisionLimits:
+        """What an image on this conversation's turns may be (``vision.*``)."""
+        return VisionLimits.from_config(self._owner.factory.deps.vision if self._owner
+                                        else None)
 
     def switch_model(self, name: str) -> bool:
         """Ask model ``name`` for the rest of this session (``/model NAME``): this

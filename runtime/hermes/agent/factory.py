@@ -15,7 +15,7 @@ from hermes.agent.loop import Agent, AgentEvents
 from hermes.agent.prompt import PromptInputs, build_system_prompt
 from hermes.agent.tokens import estimate_json
 from hermes.config.delegation_schema import DelegationConfig
-from hermes.config.schema import AgentConfig, ApprovalsConfig
+from hermes.config.schema import AgentConfig, ApprovalsConfig, VisionConfig
 from hermes.environments.base import Environment
 from hermes.environments.files import Files
 from hermes.events import HookBus
@@ -80,6 +80,8 @@ class AgentDeps:
     delegate: Delegate | None = None
     """Makes a session's ``delegate_task`` runner (``hermes.delegation.run.Delegation``,
     given by the container: delegation builds on the agent, not the other way)."""
+    vision: VisionConfig = field(default_factory=VisionConfig)
+    """Images in: limits, and the model that describes images (``vision.*``)."""
 
 
 @dataclass(frozen=True)

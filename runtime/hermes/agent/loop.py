@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from hermes.agent.api_hooks import ApiRequest
+from hermes.agent.attachments import Attachment, user_content
 from hermes.agent.compress import Compressor, continue_in_child
 from hermes.agent.dispatch import CallOutcome, plan_batches, run_calls, write_path
 from hermes.agent.repair import repair_messages
@@ -146,9 +147,11 @@ class Agent:
         self.interrupted.set()
         self._finished.set()
 
-    def run_turn(self, user_text: str, *, clear_interrupt: bool = True) -> TurnResult:
+    def run_turn(self, user_text: str, *, clear_interrupt: bool = True,
+                 images: Sequence[Attachment] = ()) -> TurnResult:
         """One turn. ``clear_interrupt=False``: an interrupt that came since the caller
-        cleared it (``interrupted.clear()``) stops this turn at once, none is lost."""
+        cleared it (``interrupted.clear()``) stops this turn at once, none is lost.
+        ``images``: checked images the user attached, sent as image parts of the message."""
         if clear_interrupt:
             self.interrupted.clear()
         first = not any(m.get("role") == "user" for m in self.messages)
@@ -164,7 +167,7 @@ class Agent:
         content = f"{user_text}\n\n{context}" if context else user_text
         if context:
             self.typed_text[content] = user_text
-        self._append({"role": "user", "content": content})
+        self._append({"role": "user", "content": user_content(content, images)})
         usage = Usage()
         unknown_streak = 0
         for iteration in range(1, self.max_iterations + 2):

@@ -453,6 +453,18 @@ class SecretsConfig(Section):
     set under ``environment`` precedence (``--force`` writes ``.env`` anyway)."""
 
 
+class VisionConfig(Section):
+    """Images in: what a turn may carry and who reads them for a model without vision."""
+
+    model: str | None = None
+    """The model at the main provider that describes images for a main model that takes
+    none (and answers ``vision_analyze`` then); null: such a model refuses images."""
+    max_bytes: int = Field(20_000_000, gt=0)
+    """Largest image accepted (a file, an upload, a URL's body), in bytes."""
+    max_images: int = Field(8, gt=0)
+    """Most images on one message."""
+
+
 class DisplayConfig(Section):
     show_cost: bool = True
     """Show token usage and cost after each turn."""
@@ -496,6 +508,8 @@ class HermesConfig(Section):
     """Sub-agents (``delegate_task``): how many at once, how deep, their budget."""
     curator: CuratorConfig = CuratorConfig()
     """Upkeep of the home's skills: stale marks and archiving."""
+    vision: VisionConfig = VisionConfig()
+    """Images in: size and count limits, the model that describes them."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
     secrets: SecretsConfig = SecretsConfig()
