@@ -78,7 +78,7 @@ def test_allow_entries_admit_exactly_what_they_name() -> None:
 
 def test_a_name_with_one_private_address_among_public_ones_is_refused() -> None:
     policy = AddressPolicy(resolver=lambda host, port: ["93.184.215.14", "10.0.0.5"])
-    with pytest.raises(BlockedAddress, match=r"evil\.example \(10\.0\.0\.5\): a private"):
+    with pytest.raises(BlockedAddress, match=r"evil\.example:443 \(10\.0\.0\.5\): a private"):
         policy.resolve("evil.example", 443)
 
 

@@ -27,6 +27,7 @@ Pages (``pages.url(path)``):
 from __future__ import annotations
 
 import html
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -227,6 +228,18 @@ class PageHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def send_chunked(self, body: str) -> None:
+        """``body`` as HTML in 64 KiB chunks, no Content-Length (a reader must count)."""
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for start in range(0, len(data), 65536):
+            piece = data[start:start + 65536]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        self.wfile.write(b"0\r\n\r\n")
+
     def redirect(self, location: str) -> None:
         self.send_response(302)
         self.send_header("Location", location)
@@ -278,7 +291,7 @@ ROUTES: dict[str, Any] = {
         f"http://127.0.0.1:{p.other_port}/secret"),
     "/redirect-metadata": lambda h, _p, _q: h.redirect(
         "http://169.254.169.254/latest/meta-data/iam/security-credentials/"),
-    "/big": lambda h, _p, q: h.send("text/html", big_page(int(q.get("bytes", ["8000000"])[0]))),
+    "/big": lambda h, _p, q: h.send_chunked(big_page(int(q.get("bytes", ["8000000"])[0]))),
     "/json": lambda h, _p, _q: h.send("application/json",
                                       '{"name": "fetchkit", "version": "2.4", "ok": true}'),
     "/text": lambda h, _p, _q: h.send("text/plain; charset=utf-8",
@@ -307,8 +320,16 @@ class InternalHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A client hanging up early (a refused big page, a timeout) is no server error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def _start(handler: type[BaseHTTPRequestHandler], pages: WebPages) -> ThreadingHTTPServer:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     server.pages = pages  # type: ignore[attr-defined]
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()

@@ -199,7 +199,7 @@ class AddressPolicy:
     @classmethod
     def from_config(cls, web: Any) -> AddressPolicy:
         """The policy of a ``web`` config section (a dataclass, mapping or None)."""
-        allowed = _option(web, "allow_private") or ()
+        allowed = config_option(web, "allow_private") or ()
         try:
             return cls(tuple(allowed))
         except ValueError as exc:
@@ -263,7 +263,10 @@ class AddressPolicy:
         reason = why_blocked(address)
         if reason is None or any(entry.admits(address, port) for entry in self.entries):
             return
-        shown = host if normal_host(host) == str(address) else f"{host} ({address})"
+        where = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        shown = f"{where}:{port}"
+        if normal_host(host).strip("[]") != str(address):
+            shown += f" ({address})"
         raise BlockedAddress(f"{shown}: {reason} — refused unless "
                              "web.allow_private names it")
 
@@ -273,7 +276,8 @@ def default_port(parts: SplitResult) -> int:
     return parts.port or (443 if parts.scheme.lower() == "https" else 80)
 
 
-def _option(section: Any, key: str) -> Any:
+def config_option(section: Any, key: str) -> Any:
+    """``section.key`` of a config section given as a dataclass, a mapping or None."""
     if section is None:
         return None
     if isinstance(section, dict):

@@ -1,0 +1,197 @@
+"""The httpx side of the fetcher (imported only when a page is fetched).
+
+httpx asks its connection pool for a connection; the pool asks its network backend to
+``connect_tcp(host, port)``. ``GuardedBackend`` answers by resolving ``host`` through the
+``AddressPolicy`` and connecting to one of the addresses it checked, so the address
+that was judged is the address connected to (no second DNS lookup to rebind). TLS still
+names the host (SNI and certificate check use the URL's name; ``Host`` is the URL's).
+Every read, write and connect waits at most until the request's deadline, so
+``web.timeout`` bounds the whole request, not each step.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+import typing
+from collections.abc import Iterable, Iterator
+from urllib.parse import urljoin
+
+import httpcore
+import httpx
+
+from hermes.web.addresses import AddressPolicy, BlockedAddress
+from hermes.web.fetch import FetchError, FetchLimits, Page, content_kind, log
+from hermes.web.redaction import redact_url
+
+USER_AGENT = "Mozilla/5.0 (compatible; hermes-agent; +https://github.com/hermes-agent)"
+ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
+CHUNK = 64 * 1024
+
+
+class Deadline:
+    """The time left of one request."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def left(self, timeout: float | None = None) -> float:
+        """Seconds left, at most ``timeout``; raises ``httpcore.ReadTimeout`` at 0."""
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise httpcore.ReadTimeout("the request's time is up")
+        return left if timeout is None else min(timeout, left)
+
+
+class DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every operation ends by the deadline."""
+
+    def __init__(self, stream: httpcore.NetworkStream, deadline: Deadline):
+        self.stream = stream
+        self.deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, self.deadline.left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.stream.write(buffer, self.deadline.left(timeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        secured = self.stream.start_tls(ssl_context, server_hostname, self.deadline.left(timeout))
+        return DeadlineStream(secured, self.deadline)
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        return self.stream.get_extra_info(info)
+
+
+class GuardedBackend(httpcore.NetworkBackend):
+    """Connects only to addresses the policy checked, by the deadline."""
+
+    def __init__(self, policy: AddressPolicy, deadline: Deadline):
+        self.policy = policy
+        self.deadline = deadline
+        self.base = httpcore.SyncBackend()
+        self.connected: list[str] = []
+        """The addresses connected to, in order (tests read it)."""
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
+                    socket_options: Iterable[typing.Any] | None = None,
+                    ) -> httpcore.NetworkStream:
+        failure: Exception | None = None
+        for address in self.policy.resolve(host, port):
+            try:
+                stream = self.base.connect_tcp(address, port, self.deadline.left(timeout),
+                                               local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+                continue
+            self.connected.append(address)
+            return DeadlineStream(stream, self.deadline)
+        raise failure or httpcore.ConnectError(f"{host}: no address to connect to")
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[typing.Any] | None = None,
+                            ) -> httpcore.NetworkStream:
+        raise BlockedAddress("unix sockets are not reachable from the web tools")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(min(seconds, self.deadline.left()))
+
+
+class GuardedTransport(httpx.HTTPTransport):
+    """httpx's own transport over a pool on the guarded backend (no proxy, no retries)."""
+
+    def __init__(self, pool: httpcore.ConnectionPool):  # noqa: D107 — no base init: no new SSL context
+        self._pool = pool
+
+
+def client_ssl_context() -> ssl.SSLContext:
+    """httpx's default verifying context (certifi's roots); one per ``Fetcher``."""
+    return httpx.create_ssl_context()
+
+
+def fetch_page(policy: AddressPolicy, limits: FetchLimits, url: str, kinds: Iterable[str],
+               context: ssl.SSLContext) -> Page:
+    """``url`` fetched by GET, redirects followed and checked hop by hop, the body read up
+    to ``limits.max_bytes``; raises ``BlockedAddress`` or ``FetchError``."""
+    deadline = Deadline(limits.timeout)
+    backend = GuardedBackend(policy, deadline)
+    pool = httpcore.ConnectionPool(ssl_context=context, network_backend=backend)
+    with httpx.Client(transport=GuardedTransport(pool), trust_env=False,
+                      timeout=httpx.Timeout(limits.timeout), follow_redirects=False,
+                      headers={"User-Agent": USER_AGENT, "Accept": ACCEPT}) as client:
+        try:
+            return _follow(client, policy, limits, url, tuple(kinds))
+        except httpx.TimeoutException as exc:
+            raise FetchError(f"{redact_url(url)}: no complete answer within web.timeout "
+                             f"({limits.timeout:g} s)") from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise FetchError(f"{redact_url(url)}: {_reason(exc)}") from exc
+
+
+def _follow(client: httpx.Client, policy: AddressPolicy, limits: FetchLimits, url: str,
+            kinds: tuple[str, ...]) -> Page:
+    current = url
+    for hop in range(limits.max_redirects + 1):
+        log.info("web fetch %s", redact_url(current))
+        try:
+            policy.check_url(current)
+            with client.stream("GET", current) as response:
+                location = response.headers.get("location")
+                if response.is_redirect and location:
+                    current = urljoin(current, location)
+                    continue
+                return _read(response, current, limits, kinds)
+        except BlockedAddress as exc:
+            if hop == 0:
+                raise
+            raise BlockedAddress(f"{redact_url(url)}: redirected to {exc}") from exc
+    raise FetchError(f"{redact_url(url)}: more than web.max_redirects "
+                     f"({limits.max_redirects}) redirects")
+
+
+def _read(response: httpx.Response, url: str, limits: FetchLimits,
+          kinds: tuple[str, ...]) -> Page:
+    shown = redact_url(url)
+    if response.status_code >= 400:
+        raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
+    content_type = response.headers.get("content-type", "")
+    kind = content_kind(content_type)
+    if kind not in kinds:
+        raise FetchError(f"{shown}: {_unsupported(content_type, kind)}")
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.max_bytes:
+        raise FetchError(_too_big(shown, limits))
+    body = b"".join(_capped(response.iter_bytes(CHUNK), shown, limits))
+    return Page(url=url, status=response.status_code, content_type=content_type,
+                kind=kind, body=body, encoding=response.charset_encoding)
+
+
+def _capped(chunks: Iterator[bytes], shown: str, limits: FetchLimits) -> Iterator[bytes]:
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limits.max_bytes:
+            raise FetchError(_too_big(shown, limits))
+        yield chunk
+
+
+def _too_big(shown: str, limits: FetchLimits) -> str:
+    return f"{shown}: larger than web.max_bytes ({limits.max_bytes} bytes); not read further"
+
+
+def _unsupported(content_type: str, kind: str) -> str:
+    if kind == "pdf":
+        return "a PDF (application/pdf): PDF text extraction is not supported"
+    return f"unsupported content type {content_type or '(none)'}: HTML, text or JSON only"
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return f"cannot fetch ({text.splitlines()[0][:200]})"
