@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from hermes.config.browser_schema import BrowserConfig
 from hermes.config.cron_schema import CronConfig, HomeChannel
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.groups import GROUPS
@@ -483,6 +484,8 @@ class HermesConfig(Section):
     """Execution environment for tools (config group ``environment``)."""
     platforms: PlatformsConfig
     """Messaging platforms for the gateway (config group ``platforms``)."""
+    browser: BrowserConfig = BrowserConfig()
+    """The browser of the ``browser`` toolset (config group ``browser``)."""
     agent: AgentConfig = AgentConfig()
     """The agent loop."""
     approvals: ApprovalsConfig = ApprovalsConfig()
