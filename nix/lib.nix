@@ -309,7 +309,7 @@ rec {
      root switches to that user so the files it writes stay the services' own, and
      gets `runAsEnvironment` (the services' own; also when that user runs it). Anyone
      else runs it as themselves, with their own environment. */
-  mkWrapper = { pkgs, cfg, layer, runAs ? null, runAsEnvironment ? { } }:
+  mkWrapper = { pkgs, cfg, layer, runAs ? null, runAsEnvironment ? { }, extraPath ? [ ] }:
     let
       id = "${pkgs.coreutils}/bin/id";
       user = lib.escapeShellArg runAs;
@@ -320,6 +320,8 @@ rec {
       export HERMES_CONFIG_LAYERS=${lib.escapeShellArg "${layer}"}
       export HERMES_HOME=${lib.escapeShellArg (if cfg.defaultProfile == null then cfg.stateDir else homeOf cfg.stateDir cfg.defaultProfile)}
       hermes=${lib.escapeShellArg "${packageWith cfg.package (allExtraPythonPackages cfg.profiles)}/bin/hermes"}
+    '' + lib.optionalString (extraPath != [ ]) ''
+      export PATH="$PATH:"${lib.escapeShellArg (lib.makeBinPath extraPath)}
     '' + lib.optionalString (runAs != null) (lib.concatLines (
       [ "if [ \"$(${id} -u)\" = 0 ]; then" ]
       ++ exports

@@ -32,6 +32,7 @@ let
 
   adminWrapper = hermesLib.mkWrapper {
     inherit pkgs cfg layer;
+    extraPath = lib.optional cfg.browser.enable cfg.browser.package;
     runAs = cfg.user;
     runAsEnvironment = serviceEnvironment;
   };
@@ -45,6 +46,8 @@ let
   # What a profile's units share: its environment, secrets, workspace, state
   # directories and the hardening.
   unitBase = name: profile: {
+    # The browser toolset finds `chromium` on PATH (browser.executable: null).
+    path = lib.optional cfg.browser.enable cfg.browser.package;
     wants = [ "network-online.target" ];
     after = [ "network-online.target" ];
     environment = hermesLib.runtimeEnvironment { inherit (cfg) stateDir; inherit layer name; }
@@ -152,6 +155,20 @@ in
       '';
     };
 
+    browser = {
+      enable = lib.mkEnableOption ''
+        a Chromium for the `browser` toolset, on the PATH of the gateways, the cron
+        ticks and the admin `hermes` (where `browser.executable: null` finds it). It is
+        launched without its own sandbox (the units' RestrictNamespaces= forbids one);
+        the units confine it, and every request goes through the runtime's address guard'';
+      package = mkOption {
+        type = types.package;
+        default = pkgs.chromium;
+        defaultText = lib.literalExpression "pkgs.chromium";
+        description = "The browser put on the units' PATH (its `bin/` must hold `chromium`).";
+      };
+    };
+
     configLayer = mkOption {
       type = types.package;
       readOnly = true;
@@ -176,6 +193,12 @@ in
           assertion = !lib.any (c: lib.elem c [ " " "\t" "\n" "\r" "\"" "'" "\\" ])
             (lib.stringToCharacters cfg.stateDir);
           message = "services.hermes-agent.stateDir: ${cfg.stateDir} contains whitespace, a quote or a backslash, which systemd reads as separators or quoting in StateDirectory=, ReadWritePaths= and tmpfiles lines; use a path without them, such as /var/lib/hermes-agent.";
+        }
+        {
+          # V8's JIT needs writable and executable memory: Chromium dies at its first page.
+          assertion = !cfg.browser.enable || !(lib.any (p: p.gateway.memoryDenyWriteExecute)
+            (lib.attrValues unitProfiles));
+          message = "services.hermes-agent.browser.enable: Chromium cannot run under MemoryDenyWriteExecute=true (its JIT needs writable executable memory); set profiles.<name>.gateway.memoryDenyWriteExecute = false for ${lib.concatStringsSep ", " (lib.attrNames (lib.filterAttrs (_: p: p.gateway.memoryDenyWriteExecute) unitProfiles))}, or leave the browser off.";
         }
         {
           assertion = unitProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);

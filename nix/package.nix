@@ -4,6 +4,7 @@
 #
 #   pkgs.callPackage ./nix/package.nix { inherit uv2nix pyproject-nix pyproject-build-systems; }
 #   hermes.override { extraPythonPackages = [ ps.some-plugin ]; }   # entry-point plugins
+#   hermes.override { browser = pkgs.chromium; }   # the browser toolset's Chromium on PATH
 {
   lib,
   callPackage,
@@ -22,6 +23,10 @@
   # Python packages (built for python312) put beside the locked environment, on
   # PYTHONPATH; the build fails if one of them is already locked (two versions).
   extraPythonPackages ? [ ],
+  # A Chromium (its bin/ holds `chromium`) put on the wrapper's PATH for the browser
+  # toolset; null: none (the NixOS module's services.hermes-agent.browser.enable adds
+  # one to its units instead).
+  browser ? null,
 }:
 let
   python = python312;
@@ -52,7 +57,8 @@ let
   extras = python.pkgs.requiredPythonModules extraPythonPackages;
   extraSitePackages = lib.makeSearchPath python.sitePackages extras;
 
-  toolPath = lib.makeBinPath [ bash coreutils findutils gnugrep gnused git ];
+  toolPath = lib.makeBinPath ([ bash coreutils findutils gnugrep gnused git ]
+    ++ lib.optional (browser != null) browser);
 in
 stdenvNoCC.mkDerivation {
   pname = "hermes-runtime";

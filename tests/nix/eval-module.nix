@@ -35,6 +35,7 @@ let
     stdenv = { isLinux = !darwin; isDarwin = darwin; };
     coreutils = fake "coreutils" { };
     util-linux = fake "util-linux" { };
+    chromium = fake "chromium-142.0" { };
   };
 
   # Only the attributes nix/module.nix sets, with NixOS's names and shapes.
@@ -67,6 +68,7 @@ let
             wantedBy = mkOption { type = types.listOf types.str; default = [ ]; };
             wants = mkOption { type = types.listOf types.str; default = [ ]; };
             after = mkOption { type = types.listOf types.str; default = [ ]; };
+            path = mkOption { type = types.listOf types.package; default = [ ]; };
             environment = mkOption { type = types.attrsOf types.str; default = { }; };
             serviceConfig = mkOption {
               type = types.attrsOf (types.oneOf [ types.bool types.int types.str (types.listOf types.str) ]);
