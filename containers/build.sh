@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build the Hermes image from this checkout and print its size and build time.
 #
-#   containers/build.sh [-t TAG] [--base IMAGE] [--no-cache] [-f DOCKERFILE]
+#   containers/build.sh [-t TAG] [--base IMAGE] [--no-cache] [--browser] [-f DOCKERFILE]
 #
+# --browser adds Debian's chromium for the browser toolset (BROWSER=chromium; about
+# doubles the image).
 # -f builds another image of the repository with the same arguments (the sandbox's:
 # containers/sandbox/build.sh). --no-cache rebuilds every step: Docker 20.10 may still
 # answer from its cache, so a build argument that changes each time is passed too.
@@ -20,8 +22,9 @@ while [ $# -gt 0 ]; do
     -t|--tag) tag="$2"; shift 2 ;;
     --base) base="$2"; shift 2 ;;
     --no-cache) extra+=(--no-cache --build-arg "CACHE_BUST=$(date +%s%N)"); shift ;;
+    --browser) extra+=(--build-arg BROWSER=chromium); shift ;;
     -f|--file) dockerfile="$2"; shift 2 ;;
-    -h|--help) sed -n 2,13p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,15p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument '$1' (see containers/build.sh --help)" >&2; exit 2 ;;
   esac
 done

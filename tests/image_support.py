@@ -37,10 +37,11 @@ def snapshot(dest: Path) -> Path:
 
 
 def build_image(tag: str, base: str, source: Path, *, no_cache: bool = False,
-                script: str = "containers/build.sh") -> subprocess.CompletedProcess[str]:
+                script: str = "containers/build.sh",
+                browser: bool = False) -> subprocess.CompletedProcess[str]:
     """Build ``source`` with the project's own script (stderr: BuildKit's plain progress;
-    the last line of stdout names size and time)."""
-    argv = [str(source / script), "-t", tag, "--base", base]
+    the last line of stdout names size and time); ``browser``: with Chromium."""
+    argv = [str(source / script), "-t", tag, "--base", base] + (["--browser"] if browser else [])
     done = subprocess.run(argv + (["--no-cache"] if no_cache else []), capture_output=True,
                           text=True, timeout=1800, check=False, cwd=source)
     if done.returncode != 0:

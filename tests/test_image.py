@@ -476,3 +476,56 @@ def test_compose_starts_two_profiles_gateways(image: str, tmp_path: Path) -> Non
     finally:
         down = call("down", "-v", "--timeout", "40")
         assert down.returncode == 0, down.stderr
+
+
+DRIVE_CHROMIUM = """
+import shutil
+from playwright.sync_api import sync_playwright
+from hermes.web.addresses import AddressPolicy
+from hermes.web.proxy import chromium_args, playwright_proxy, start_guard_proxy
+with start_guard_proxy(AddressPolicy()) as guard, sync_playwright() as playwright:
+    browser = playwright.chromium.launch(executable_path=shutil.which("chromium"),
+                                         args=chromium_args(guard), proxy=playwright_proxy(guard))
+    page = browser.new_page()
+    page.set_content("<h1>rendered</h1>")
+    print(page.inner_text("h1"), browser.version)
+    answer = page.goto("http://127.0.0.1:8642/health")
+    print(answer.status, page.inner_text("body"))
+    browser.close()
+"""
+
+
+def python_in(image: str, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by the image's Python as the service user."""
+    return run(image, "-c", code, options=["--user", "10000:10000", "-e", "HOME=/tmp",
+                                           "--entrypoint", "/opt/hermes/bin/python"],
+               timeout=180)
+
+
+def test_playwrights_driver_runs_in_the_image(image: str) -> None:
+    """Every browser backend (cdp too) talks to the browser through Playwright's Node.js,
+    which needs libatomic1."""
+    done = python_in(image, "from playwright.sync_api import sync_playwright\n"
+                            "p = sync_playwright().start(); print('driver up'); p.stop()")
+    assert done.stdout.strip() == "driver up", done.stderr
+
+
+@pytest.fixture(scope="session")
+def browser_image(base_image: str, source: Path, built_images: list[str], image: str) -> str:
+    tag = "hermes:test-browser"
+    built_images.append(tag)
+    BUILT["browser report"] = build_image(tag, base_image, source,
+                                          browser=True).stdout.strip().splitlines()[-1]
+    return tag
+
+
+def test_the_browser_image_drives_chromium_through_the_address_guard(
+        image: str, browser_image: str) -> None:
+    assert run(image, "sh", "-c", "command -v chromium", options=["--entrypoint", ""],
+               check=False).returncode != 0  # the default image carries no browser
+    done = python_in(browser_image, DRIVE_CHROMIUM)
+    rendered, blocked = done.stdout.strip().splitlines()
+    assert rendered.startswith("rendered "), done.stderr
+    assert blocked.startswith("403 blocked: 127.0.0.1") and "loopback" in blocked
+    sizes = [inspect(tag)["Size"] / 1e6 for tag in (image, browser_image)]
+    print(f"image {sizes[0]:.0f} MB, with --browser {sizes[1]:.0f} MB")
