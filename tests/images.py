@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from typing import Any
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -36,3 +37,49 @@ GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c000
 WEBP = bytes.fromhex("524946461a000000574542505650384c0d0000002f0000001007101111888808"
                      "0000")
 """A 1x1 lossless WebP."""
+
+
+def wire_images(request: Any) -> list[tuple[str, str]]:
+    """``(MIME type, base64 data)`` of each image in a fake LLM request's last user
+    message, read in the request's own wire format (chat completions ``image_url``,
+    Anthropic ``image`` blocks, Responses ``input_image``); asserts the format's shape."""
+    body = request.body
+    if request.wire == "responses":
+        last = [item for item in body["input"] if item.get("role") == "user"][-1]
+        urls = [part["image_url"] for part in last["content"]
+                if part["type"] == "input_image"]
+        return [_data_url(url) for url in urls]
+    last = [m for m in body["messages"] if m["role"] == "user"][-1]
+    parts = last["content"] if isinstance(last["content"], list) else []
+    if request.wire == "anthropic":
+        return [(part["source"]["media_type"], part["source"]["data"]) for part in parts
+                if part["type"] == "image" and part["source"]["type"] == "base64"]
+    assert request.wire == "openai_chat", request.wire
+    return chat_images(last)
+
+
+def chat_images(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(MIME type, base64 data)`` of each ``image_url`` part of a chat message."""
+    parts = message["content"] if isinstance(message["content"], list) else []
+    return [_data_url(part["image_url"]["url"]) for part in parts
+            if part["type"] == "image_url"]
+
+
+def wire_text(request: Any) -> str:
+    """Every text of a fake LLM request's user messages, joined (any wire format)."""
+    body = request.body
+    items = body.get("input") if request.wire == "responses" else body["messages"]
+    texts = []
+    for message in items:
+        if message.get("role") != "user":
+            continue
+        content = message["content"]
+        parts = content if isinstance(content, list) else [{"text": content}]
+        texts += [str(part.get("text", "")) for part in parts if "text" in part]
+    return "\n".join(texts)
+
+
+def _data_url(url: str) -> tuple[str, str]:
+    head, _, data = url.partition(",")
+    assert head.startswith("data:") and head.endswith(";base64"), url[:60]
+    return head[5:-7], data

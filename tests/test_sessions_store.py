@@ -84,7 +84,8 @@ def test_migrating_a_blank_database_creates_every_column(db_path: Path) -> None:
         "message_count"}
     assert columns(conn, "messages") == {
         "id", "session_id", "role", "content", "tool_calls", "tool_call_id", "tool_name",
-        "reasoning", "input_tokens", "output_tokens", "finish_reason", "created_at"}
+        "reasoning", "input_tokens", "output_tokens", "finish_reason", "images",
+        "created_at"}
     assert [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")] \
         == ALL_MIGRATIONS
     fts = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN "

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes.errors import UserError
+from hermes.sessions.images import EXTENSIONS
 
 if TYPE_CHECKING:
     from hermes.environments.sandbox.access import FileAccess
 
-KINDS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
+KINDS = EXTENSIONS
 """The image types every vision API takes, and the file extension each is stored under."""
 SUPPORTED = "PNG, JPEG, GIF or WebP"
 

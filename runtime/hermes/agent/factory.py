@@ -165,7 +165,8 @@ class AgentFactory:
                                            "content": session.system_prompt or ""}]
         for row in d.sessions.messages(session.id):
             message = {k: row[k] for k in MESSAGE_KEYS if row.get(k) is not None}
-            message.setdefault("content", None)
+            message["content"] = d.sessions.images.content(row.get("content"),
+                                                           row.get("images") or [])
             if row.get("role") == "tool" and row.get("tool_name"):
                 message["name"] = row["tool_name"]
             messages.append(message)

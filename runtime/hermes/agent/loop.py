@@ -28,7 +28,7 @@ from hermes.sessions.store import SessionStore
 from hermes.tools.base import ToolResult
 from hermes.tools.context import ToolContext
 from hermes.tools.registry import ToolRegistry
-from hermes.tools.results import cap_result, error, images_message, text_of
+from hermes.tools.results import cap_result, error, images_message
 
 ExitReason = Literal["completed", "budget_exhausted", "interrupted", "error"]
 GRACE_NOTE = ("[The tool-call budget for this turn is used up. Answer now with what you "
@@ -376,7 +376,7 @@ class Agent:
         self.messages.append(message)
         usage = reply.usage if reply is not None else None
         self.store.add_message(
-            self.session_id, message["role"], text_of(message.get("content")),
+            self.session_id, message["role"], message.get("content"),
             tool_calls=message.get("tool_calls"), tool_call_id=message.get("tool_call_id"),
             tool_name=message.get("name"), reasoning=reply.reasoning if reply else None,
             finish_reason=reply.finish_reason if reply else None,

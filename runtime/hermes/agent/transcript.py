@@ -46,6 +46,8 @@ def take_back_last_turn(agent: Agent) -> str | None:
     agent.store.delete_messages_after(agent.session_id, stored[keep - 1]["id"] if keep else 0)
     content = agent.messages[cut].get("content")
     del agent.messages[cut:]
+    if isinstance(content, list):  # a turn with images: its text part
+        content = next((part.get("text") for part in content if part.get("type") == "text"), "")
     text = content if isinstance(content, str) else ""
     return agent.typed_text.get(text, text)
 

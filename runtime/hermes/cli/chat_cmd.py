@@ -42,6 +42,9 @@ def chat(
     accept_hooks: bool = typer.Option(False, "--accept-hooks",
                                       help="Accept the config's shell hooks without asking "
                                       "(recorded in the profile)."),
+    image: list[str] | None = typer.Option(None, "--image", metavar="PATH",
+                                           help="Attach an image (PNG, JPEG, GIF, WebP) to "
+                                           "the question; repeatable."),
 ) -> None:
     """Chat with the agent. With -q, answer one question and exit."""
     from hermes.cli.chat_query import read_question
@@ -59,13 +62,15 @@ def chat(
         extra.append(f"agent.max_iterations={max_iterations}")
     if continue_ and resume:
         raise UserError("--continue and --resume are exclusive; pick one")
+    if image and query is None:
+        raise UserError("--image goes with -q or -z; in chat, attach with /image PATH")
     with open_runtime(ctx, extra, accept_hooks, ask=query is None and sys.stdin.isatty()) \
             as runtime:
         from hermes.cli import chat_repl
 
         if query is not None:
             code = chat_repl.oneshot(runtime, query, resume=resume, continue_=continue_,
-                                     yolo=yolo, stream=not no_stream)
+                                     yolo=yolo, stream=not no_stream, images=image or ())
             raise typer.Exit(code)
         if not sys.stdin.isatty():
             raise UserError("interactive chat needs a terminal; use `hermes chat -q TEXT`")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from hermes.agent.attachments import Attachment, VisionLimits, check_count, from_path
 from hermes.agent.conversations import LATEST, Conversation, Conversations
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
@@ -48,8 +49,10 @@ def _brief(arguments: str, limit: int = 70) -> str:
 
 
 def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yolo: bool,
-            stream: bool) -> int:
-    """Answer once: only the final answer goes to stdout, the rest to stderr."""
+            stream: bool, images: Sequence[str] = ()) -> int:
+    """Answer once: only the final answer goes to stdout, the rest to stderr. ``images``:
+    the user's image files, checked before a session opens."""
+    attached = attach_files(images, runtime.settings.vision)
     events = AgentEvents(on_tool_start=_progress, on_tool_end=_show_refusal)
     how = Interaction(interactive=False, yolo=yolo, stream=stream, events=events)
     conversation = _open(runtime, how, resume, continue_)
@@ -60,7 +63,7 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
         conversation.end()
         sys.stdout.write(reply.rstrip("\n") + "\n")
         return 0
-    result = _run_interruptibly(conversation, query)
+    result = _run_interruptibly(conversation, query, attached)
     kept = conversation.end().kept
     if result.exit_reason == "error":
         sys.stderr.write(f"error: {for_profile(str(result.error), runtime.home.name)}\n")
@@ -81,14 +84,23 @@ def _show_refusal(outcome: CallOutcome) -> None:
         sys.stderr.flush()
 
 
-def _run_interruptibly(conversation: Conversation, text: str) -> TurnResult:
+def attach_files(paths: Sequence[str], vision: Any) -> list[Attachment]:
+    """The user's own image files, checked (``vision.max_bytes``, ``vision.max_images``)."""
+    limits = VisionLimits.from_config(vision)
+    attached = [from_path(path, limits) for path in paths]
+    check_count(attached, limits)
+    return attached
+
+
+def _run_interruptibly(conversation: Conversation, text: str,
+                       images: Sequence[Attachment] = ()) -> TurnResult:
     """Run a turn in a worker thread so Ctrl-C in the main thread can interrupt it."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
     def work() -> None:
         try:
-            box["result"] = conversation.run(text)
+            box["result"] = conversation.run(text, images=images)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             box["error"] = exc
         finally:

@@ -29,6 +29,7 @@ from hermes.sessions import (
 )
 from hermes.sessions.durations import parse_duration
 from hermes.sessions.export import cost, timestamp
+from hermes.sessions.images import ImageFiles
 
 app = new_app("Browse, search, export and clean up this profile's sessions (state.db).")
 SHORT_ID = 12
@@ -109,12 +110,14 @@ def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
         with _opened(ctx) as opened:
             store, full_id = _resolve(opened, session_id)
             session, messages = store.get_session(full_id), store.messages(full_id)
-            tree = store.lineage(full_id)
+            tree, files = store.lineage(full_id), store.images
     except SessionNotFound:
         found = _in_experiments(state(ctx).home(), session_id)
         if found is None:
             raise
         experiment, session, messages = found
+        files = SessionStore(state(ctx).home().path / "experiments" / experiment
+                             / "state.db").images
     rich = console()
     for key, value in _details(session):
         rich.print(_text(f"{key:9} {value}"))
@@ -127,7 +130,7 @@ def show(ctx: typer.Context, session_id: str = typer.Argument(..., metavar="ID",
             rich.print(_text(_tree_line(depth, member, member.id == session.id)))
     for message in messages:
         rich.print()
-        _print_message(rich, message)
+        _print_message(rich, message, files)
 
 
 def _in_experiments(home: Home, session_id: str
@@ -166,7 +169,7 @@ def _tree_line(depth: int, session: Session, this: bool) -> str:
             f"  · {ended} · {cost(session.cost_usd)}{here}")
 
 
-def _print_message(rich: Any, message: dict[str, Any]) -> None:
+def _print_message(rich: Any, message: dict[str, Any], files: ImageFiles) -> None:
     tool = f" ({message['tool_name']})" if message.get("tool_name") else ""
     rich.print(_text(f"{message['role']}{tool} · {timestamp(message['created_at'])}", "bold"))
     if message.get("reasoning"):
@@ -176,6 +179,9 @@ def _print_message(rich: Any, message: dict[str, Any]) -> None:
     if message.get("tool_calls"):
         calls = json.dumps(message["tool_calls"], ensure_ascii=False)
         rich.print(_text(f"tool calls: {calls}", "cyan"))
+    for name in message.get("images") or []:
+        gone = "" if files.path(name).is_file() else " (no longer stored)"
+        rich.print(_text(f"image: {files.path(name)}{gone}", "cyan"))
 
 
 def _highlighted(snippet: str) -> Any:

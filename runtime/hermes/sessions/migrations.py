@@ -102,11 +102,18 @@ def _m0004_message_search(db: Any) -> None:
     _execute_all(db, _fts_statements("messages_trigram", "trigram"))
 
 
+def _m0005_message_images(db: Any) -> None:
+    # The file names of a message's images in sessions/images/ (a JSON list), not the
+    # images themselves: a row stays small, an image sent twice is stored once.
+    _execute_all(db, ["ALTER TABLE messages ADD COLUMN images TEXT"])
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     ("0001_sessions", _m0001_sessions),
     ("0002_message_details", _m0002_message_details),
     ("0003_session_totals", _m0003_session_totals),
     ("0004_message_search", _m0004_message_search),
+    ("0005_message_images", _m0005_message_images),
 )
 
 

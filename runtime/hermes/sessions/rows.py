@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hermes.sessions.errors import SessionError
@@ -16,11 +16,11 @@ from hermes.sessions.models import UsageLike
 
 MAX_TITLE_CHARS = 200
 MESSAGE_FIELDS = ("tool_calls", "tool_call_id", "tool_name", "reasoning", "finish_reason",
-                  "usage", "created_at")
+                  "usage", "images", "created_at")
 INSERT_MESSAGE = (
     "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, "
-    "reasoning, input_tokens, output_tokens, finish_reason, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    "reasoning, input_tokens, output_tokens, finish_reason, images, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 # cost_usd + NULL is NULL: once one call is unpriced the total stays unknown.
 ADD_TOTALS = (
     "UPDATE sessions SET message_count = message_count + ?, "
@@ -76,12 +76,15 @@ def clean_title(title: str) -> str:
 def message_row(session_id: str, role: str, content: str | None, *, tool_calls: Any = None,
                  tool_call_id: str | None = None, tool_name: str | None = None,
                  reasoning: str | None = None, finish_reason: str | None = None,
-                 usage: UsageLike | None = None, created_at: float | None = None) -> list[Any]:
-    """The parameters of ``INSERT_MESSAGE``; ``created_at`` (now by default) comes last."""
+                 usage: UsageLike | None = None, images: Sequence[str] = (),
+                 created_at: float | None = None) -> list[Any]:
+    """The parameters of ``INSERT_MESSAGE``; ``created_at`` (now by default) comes last.
+    ``images``: the file names of the message's stored images (``sessions.images``)."""
     calls = json.dumps(tool_calls, ensure_ascii=False) if tool_calls else None
     return [session_id, role, clean_text(content), clean_text(calls), tool_call_id, tool_name,
             clean_text(reasoning), usage.input_tokens if usage else None,
             usage.output_tokens if usage else None, finish_reason,
+            json.dumps(list(images)) if images else None,
             time.time() if created_at is None else created_at]
 
 

@@ -25,6 +25,7 @@ from hermes.sessions import lineage, migrations, rows
 from hermes.sessions.connection import connect, in_transaction, restrict_permissions, with_retries
 from hermes.sessions.errors import AmbiguousSessionId, SessionError, SessionNotFound
 from hermes.sessions.export import ExportFormat, render
+from hermes.sessions.images import ImageFiles
 from hermes.sessions.models import SearchHit, Session, UsageLike
 from hermes.sessions.search import Searcher
 
@@ -46,6 +47,8 @@ class SessionStore:
     def __init__(self, path: Path, *, vfs: str | None = None):
         self.path = path
         self.vfs = vfs
+        self.images = ImageFiles(path.parent / "sessions" / "images")
+        """Where the messages' images are kept (by reference: rows hold file names)."""
         self.journal_mode: str | None = None
         """``"wal"``, or ``"delete"`` where WAL cannot work; ``None`` until opened."""
         self._db: sqlite3.Connection | None = None
@@ -246,15 +249,18 @@ class SessionStore:
 
     # -- messages --------------------------------------------------------------------------
 
-    def add_message(self, session_id: str, role: str, content: str | None, *,
+    def add_message(self, session_id: str, role: str, content: Any, *,
                     tool_calls: Any = None, tool_call_id: str | None = None,
                     tool_name: str | None = None, reasoning: str | None = None,
                     finish_reason: str | None = None, usage: UsageLike | None = None,
                     created_at: float | None = None) -> int:
-        """Persist one message now (its own transaction) and add ``usage`` to the totals."""
+        """Persist one message now (its own transaction) and add ``usage`` to the totals.
+        ``content`` may be a list of parts: its images are kept as files (``images``)."""
+        content, images = self.images.keep(content)
         row = rows.message_row(session_id, role, content, tool_calls=tool_calls,
                            tool_call_id=tool_call_id, tool_name=tool_name, reasoning=reasoning,
-                           finish_reason=finish_reason, usage=usage, created_at=created_at)
+                           finish_reason=finish_reason, usage=usage, images=images,
+                           created_at=created_at)
         totals = rows.Totals().add(usage).params(session_id, row[-1])
 
         def write(conn: sqlite3.Connection) -> int:
@@ -275,8 +281,9 @@ class SessionStore:
             extra = {k: message[k] for k in rows.MESSAGE_FIELDS if k in message}
             if "name" in message and "tool_name" not in extra:  # the OpenAI wire name
                 extra["tool_name"] = message["name"]
-            new_rows.append(rows.message_row(session_id, message["role"],
-                                             message.get("content"), **extra))
+            content, images = self.images.keep(message.get("content"))
+            extra.setdefault("images", images)
+            new_rows.append(rows.message_row(session_id, message["role"], content, **extra))
             totals.add(extra.get("usage"))
         params = totals.params(session_id, max((r[-1] for r in new_rows), default=time.time()))
 
@@ -311,12 +318,14 @@ class SessionStore:
             raise SessionNotFound(session_id) from exc
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
-        """A session's messages in order, ``tool_calls`` decoded from JSON."""
+        """A session's messages in order, ``tool_calls`` and ``images`` (the file names
+        of its images in ``self.images``) decoded from JSON."""
         found = self._rows("SELECT * FROM messages WHERE session_id = ? ORDER BY id",
                            [session_id])
         for message in found:
-            if message.get("tool_calls") is not None:
-                message["tool_calls"] = json.loads(message["tool_calls"])
+            for key in ("tool_calls", "images"):
+                if message.get(key) is not None:
+                    message[key] = json.loads(message[key])
         return found
 
     # -- search and export -----------------------------------------------------------------

@@ -120,13 +120,3 @@ def shows_images(message: dict[str, Any]) -> bool:
     content = message.get("content")
     return message.get("role") == "user" and isinstance(content, list) and bool(content) \
         and str(content[0].get("text", "")).startswith(IMAGES_NOTE.split("{", 1)[0])
-
-
-def text_of(content: Any) -> str | None:
-    """A message's content as text (for the session store): image parts named only."""
-    if not isinstance(content, list):
-        return content
-    texts = [str(part.get("text", "")) if part.get("type") == "text" else
-             f"[{part.get('type', 'part')} not kept]" for part in content
-             if isinstance(part, dict)]
-    return "\n".join(texts)
