@@ -225,6 +225,7 @@ def test_launch_settings_send_everything_through_the_guard(guard: GuardProxy) ->
     assert f"--proxy-server={guard.url}" in args
     assert "--proxy-bypass-list=<-loopback>" in args and "--disable-quic" in args
     assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in args
+    assert "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1" in args
     assert playwright_proxy(guard) == {"server": guard.url, "bypass": "<-loopback>",
                                        "username": guard.username,
                                        "password": guard.password}

@@ -345,6 +345,9 @@ def chromium_args(guard: GuardProxy) -> list[str]:
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         # HTTP/3 and WebTransport are UDP: never through an HTTP proxy.
         "--disable-quic",
+        # Names are the proxy's to resolve: whatever would still connect directly
+        # (a DNS prefetch, a STUN server by name) finds no address.
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
         # No DNS prefetching or preconnects of their own, no background services
         # (component updates, safe browsing) talking to the network.
         "--dns-prefetch-disable",
