@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "hermes.cron": SERVICES,
     "hermes.plugins": SERVICES,
     "hermes.mcp": SERVICES,
+    "hermes.web": SERVICES,
     "hermes.models": SERVICES,
     "hermes.doctor": SERVICES,
     "hermes.profiles": SERVICES,

@@ -64,16 +64,18 @@ from hermes.sessions.store import open_session_store
 from hermes.skills.store import SkillsStore, skills_store
 from hermes.skills.tools import skill_tools
 from hermes.tools.registry import build_tool_registry
+from hermes.web.extract_tool import web_extract_tool
 
 
 def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
                    environ: Mapping[str, str], jobs: Jobs,
-                   delegation: DelegationConfig) -> list[Any]:
+                   delegation: DelegationConfig, web: Any, web_model: Any) -> list[Any]:
     """Tools that services contribute: the memory service's (``tool_specs()``), the
-    skill tools over the skills store, the ``cronjob`` tool over the profile's jobs and
-    ``delegate_task`` as ``delegation`` configures it."""
+    skill tools over the skills store, the ``cronjob`` tool over the profile's jobs,
+    ``delegate_task`` as ``delegation`` configures it and ``web_extract`` under ``web``
+    (``web_model`` gives the model that condenses long pages, built when first needed)."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
-            delegate_tool(delegation)]
+            delegate_tool(delegation), web_extract_tool(web, web_model)]
 
 
 def _contributed_toolsets(plugins: Any, mcp: McpService) -> list[Any]:
@@ -154,13 +156,17 @@ class RuntimeContainer(containers.DeclarativeContainer):
     jobs = providers.Singleton(Jobs, store=cron_store, skills=skills, destinations=destinations)
     """The profile's scheduled jobs, changed with every check (``hermes cron``, ``cronjob``)."""
 
+    web_model = _model_named_by(model, settings, "web.model")
+    """The model that condenses long pages for ``web_extract`` (``web.model``)."""
+
     tools = providers.Singleton(
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
         specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs,
-                                 settings.provided.delegation),
+                                 settings.provided.delegation, settings.provided.web,
+                                 web_model.provider),
         contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 

@@ -41,6 +41,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("cronjob",)),
     ToolsetSpec("delegation", "Hand independent work to focused sub-agents, several at once.",
                 tools=("delegate_task",)),
+    ToolsetSpec("web", "Search the web and read pages (web.backend; web.allow_private).",
+                tools=("web_search", "web_extract")),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )

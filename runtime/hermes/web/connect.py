@@ -72,10 +72,11 @@ class DeadlineStream(httpcore.NetworkStream):
 class GuardedBackend(httpcore.NetworkBackend):
     """Connects only to addresses the policy checked, by the deadline."""
 
-    def __init__(self, policy: AddressPolicy, deadline: Deadline):
+    def __init__(self, policy: AddressPolicy, deadline: Deadline,
+                 base: httpcore.NetworkBackend | None = None):
         self.policy = policy
         self.deadline = deadline
-        self.base = httpcore.SyncBackend()
+        self.base = base or httpcore.SyncBackend()
         self.connected: list[str] = []
         """The addresses connected to, in order (tests read it)."""
 
@@ -117,11 +118,12 @@ def client_ssl_context() -> ssl.SSLContext:
 
 
 def fetch_page(policy: AddressPolicy, limits: FetchLimits, url: str, kinds: Iterable[str],
-               context: ssl.SSLContext) -> Page:
+               context: ssl.SSLContext, network: httpcore.NetworkBackend | None = None) -> Page:
     """``url`` fetched by GET, redirects followed and checked hop by hop, the body read up
-    to ``limits.max_bytes``; raises ``BlockedAddress`` or ``FetchError``."""
+    to ``limits.max_bytes``; raises ``BlockedAddress`` or ``FetchError``. ``network``
+    replaces the sockets under the guard (tests: a backend that records addresses)."""
     deadline = Deadline(limits.timeout)
-    backend = GuardedBackend(policy, deadline)
+    backend = GuardedBackend(policy, deadline, network)
     pool = httpcore.ConnectionPool(ssl_context=context, network_backend=backend)
     with httpx.Client(transport=GuardedTransport(pool), trust_env=False,
                       timeout=httpx.Timeout(limits.timeout), follow_redirects=False,

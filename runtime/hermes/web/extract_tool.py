@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes.errors import HermesError
@@ -115,6 +115,7 @@ class PageReader:
 
     def _fetch(self, url: str, fmt: Format, key: str) -> Extracted:
         page = extract_page(self.fetcher.fetch(url), fmt)
+        page = replace(page, url=redact_url(page.url))  # no secret kept in the home
         self.cache.put(key, page.as_dict())
         return page
 

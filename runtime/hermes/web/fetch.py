@@ -89,9 +89,12 @@ def content_kind(content_type: str) -> str:
 class Fetcher:
     """GETs pages under one policy and one set of limits (one per runtime)."""
 
-    def __init__(self, policy: AddressPolicy, limits: FetchLimits):
+    def __init__(self, policy: AddressPolicy, limits: FetchLimits, network: Any = None):
         self.policy = policy
         self.limits = limits
+        self.network = network
+        """An ``httpcore.NetworkBackend`` in place of real sockets, under the address
+        guard (tests); None: the system's."""
         self._context: ssl.SSLContext | None = None
 
     @classmethod
@@ -106,5 +109,5 @@ class Fetcher:
         self.policy.check_url(url)
         if self._context is None:
             self._context = client_ssl_context()
-        return fetch_page(self.policy, self.limits, url, kinds, self._context)
+        return fetch_page(self.policy, self.limits, url, kinds, self._context, self.network)
 

@@ -1,0 +1,96 @@
+"""The guarded fetch below web_extract: no DNS rebinding between check and connect, and
+the limits measured on the real client against the local test site."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpcore
+import pytest
+
+from hermes.web.addresses import AddressPolicy, BlockedAddress
+from hermes.web.fetch import Fetcher, FetchError, FetchLimits
+from webpages import WebPages, webpages  # noqa: F401 — the fixture
+
+PUBLIC = "93.184.215.14"
+PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 20\r\n\r\n"
+        b"<p>public answer</p>")
+
+
+class RecordingNetwork(httpcore.NetworkBackend):
+    """Sockets replaced: records where each connection went and answers ``PAGE``."""
+
+    def __init__(self) -> None:
+        self.connections: list[tuple[str, int]] = []
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        self.connections.append((host, port))
+        return httpcore.MockStream([PAGE])
+
+
+def test_a_rebinding_name_connects_only_to_the_address_that_was_checked() -> None:
+    # DNS rebinding: a name whose first answer is public (what a checker sees) and whose
+    # every later answer is loopback (what a client resolving again would connect to).
+    # The resolver is injected at the AddressPolicy level because that is where names
+    # are resolved, once per connection; the sockets are a recording backend, so no
+    # real network is used. The fetcher must connect to the address it checked.
+    answers: list[str] = []
+
+    def rebinding(host: str, port: int) -> list[str]:
+        answers.append(PUBLIC if not answers else "127.0.0.1")
+        return [answers[-1]]
+
+    network = RecordingNetwork()
+    fetcher = Fetcher(AddressPolicy(resolver=rebinding), FetchLimits(timeout=2), network)
+    page = fetcher.fetch("http://rebind.example/")
+    assert page.body == b"<p>public answer</p>"
+    assert network.connections == [(PUBLIC, 80)]
+    assert answers == [PUBLIC]  # resolved once: the check and the connection are one
+    # asked again, the name now answers loopback: refused before any connection
+    with pytest.raises(BlockedAddress, match=r"rebind\.example:80 \(127\.0\.0\.1\): a loopback"):
+        fetcher.fetch("http://rebind.example/")
+    assert network.connections == [(PUBLIC, 80)]
+
+
+def test_a_name_with_a_private_address_among_its_answers_is_not_connected_to() -> None:
+    network = RecordingNetwork()
+    policy = AddressPolicy(resolver=lambda host, port: [PUBLIC, "10.0.0.7"])
+    with pytest.raises(BlockedAddress, match="10.0.0.7"):
+        Fetcher(policy, FetchLimits(), network).fetch("https://mixed.example/")
+    assert network.connections == []
+
+
+def test_https_keeps_the_name_for_tls_while_connecting_to_the_checked_address() -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    class TlsStream(httpcore.MockStream):
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> httpcore.NetworkStream:
+            seen.append(("tls", server_hostname))
+            return self
+
+    class Network(RecordingNetwork):
+        def connect_tcp(self, host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+            seen.append(("tcp", host))
+            return TlsStream([PAGE])
+
+    policy = AddressPolicy(resolver=lambda host, port: [PUBLIC])
+    Fetcher(policy, FetchLimits(timeout=2), Network()).fetch("https://docs.example/x")
+    assert seen == [("tcp", PUBLIC), ("tls", "docs.example")]
+
+
+def test_the_timeout_covers_the_whole_request(webpages: WebPages) -> None:  # noqa: F811
+    fetcher = Fetcher(AddressPolicy([webpages.allow]), FetchLimits(timeout=1.0))
+    started = time.monotonic()
+    with pytest.raises(FetchError, match=r"within web\.timeout \(1 s\)"):
+        fetcher.fetch(webpages.url("/never"))
+    assert 0.9 <= time.monotonic() - started < 2.0
+
+
+def test_a_big_page_stops_being_read_at_max_bytes(webpages: WebPages) -> None:  # noqa: F811
+    fetcher = Fetcher(AddressPolicy([webpages.allow]), FetchLimits(max_bytes=200_000))
+    with pytest.raises(FetchError, match=r"larger than web\.max_bytes \(200000 bytes\)"):
+        fetcher.fetch(webpages.url("/big?bytes=5000000"))  # chunked: no length to refuse by
