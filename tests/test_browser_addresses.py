@@ -20,6 +20,7 @@ from hermes.web.proxy import GuardProxy, chromium_args, playwright_proxy, start_
 from webpages import SECRET, WebPages, webpages  # noqa: F401 — the fixture
 
 pytestmark = pytest.mark.chromium
+CLIENT = "session-1"
 
 
 def probe_page(internal: int) -> str:
@@ -124,7 +125,9 @@ def browser_context(chromium: str, guard: GuardProxy) -> Iterator[Any]:
         browser = playwright.chromium.launch(executable_path=chromium,
                                              args=chromium_args(guard),
                                              proxy=playwright_proxy(guard))  # type: ignore[arg-type]
-        context = browser.new_context(proxy=playwright_proxy(guard))  # type: ignore[arg-type]
+        # its own client name: the guard tells this context's refusals from others'
+        context = browser.new_context(
+            proxy=playwright_proxy(guard, CLIENT))  # type: ignore[arg-type]
         yield context
         browser.close()
 
@@ -136,7 +139,7 @@ def internal_hits(pages: WebPages) -> list[str]:
 def test_nothing_a_page_loads_reaches_loopback_or_the_metadata_service(
         browser_context: Any, guard: GuardProxy, probe_site: ProbeSite,
         webpages: WebPages) -> None:  # noqa: F811
-    guard.take_refusals()
+    guard.take_refusals(CLIENT)
     page = browser_context.new_page()
     response = page.goto(f"http://127.0.0.1:{probe_site.server_address[1]}/probe")
     assert response.status == 200 and page.locator("h1").inner_text() == "Probe"
@@ -153,21 +156,22 @@ def test_nothing_a_page_loads_reaches_loopback_or_the_metadata_service(
 
     def all_refused() -> bool:
         refused.update(r.target.split("//")[-1].split("/", 1)[-1]
-                       for r in guard.take_refusals())
+                       for r in guard.take_refusals(CLIENT))
         return wanted <= refused
 
     wait_until(all_refused, timeout=10, what=f"refusals of {wanted}")
     assert internal_hits(webpages) == []
+    assert guard.take_refusals(guard.username) == []  # the context's own name, every one
 
 
 def test_each_blocked_target_is_named_by_the_guard(browser_context: Any, guard: GuardProxy,
                                                    probe_site: ProbeSite) -> None:
-    guard.take_refusals()
+    guard.take_refusals(CLIENT)
     page = browser_context.new_page()
     page.goto(f"http://127.0.0.1:{probe_site.server_address[1]}/probe")
     page.wait_for_function("document.title === 'done'", timeout=20_000)
     page.close()
-    refusals = guard.take_refusals()
+    refusals = guard.take_refusals(CLIENT)
     assert {r.target for r in refusals} >= {
         "http://169.254.169.254/fetch", "http://169.254.169.254/xhr",
         "http://169.254.169.254/img.png", "169.254.169.254:80"}
@@ -178,7 +182,7 @@ def test_each_blocked_target_is_named_by_the_guard(browser_context: Any, guard: 
 def test_a_navigation_redirected_to_a_private_address_is_refused(
         browser_context: Any, guard: GuardProxy, webpages: WebPages,  # noqa: F811
         path: str) -> None:
-    guard.take_refusals()
+    guard.take_refusals(CLIENT)
     page = browser_context.new_page()
     response = page.goto(webpages.url(path))
     assert response is not None and response.status == 403
@@ -192,7 +196,7 @@ def test_a_navigation_redirected_to_a_private_address_is_refused(
         target, reason = "http://169.254.169.254/latest/meta-data/iam/security-credentials/", \
             "metadata"
     # (other pages' late requests may be refused meanwhile: look for this one)
-    refusals = guard.take_refusals()
+    refusals = guard.take_refusals(CLIENT)
     assert any(r.target == target and reason in r.reason for r in refusals), refusals
 
 

@@ -229,3 +229,26 @@ def test_launch_settings_send_everything_through_the_guard(guard: GuardProxy) ->
     assert playwright_proxy(guard) == {"server": guard.url, "bypass": "<-loopback>",
                                        "username": guard.username,
                                        "password": guard.password}
+
+
+def test_each_client_name_takes_its_own_refusals(guard: GuardProxy, gateway: Origin) -> None:
+    """Two browser contexts (two sessions) log in with their own names: neither hears of
+    the other's blocked requests."""
+    guard.take_refusals()
+    host = guard.url.removeprefix("http://")
+    for name in ("session-a", "session-b"):
+        settings = playwright_proxy(guard, name)
+        with httpx.Client(proxy=f"http://{settings['username']}:{settings['password']}@{host}",
+                          trust_env=False) as http:
+            assert http.get(f"http://127.0.0.1:{gateway.port}/{name}").status_code == 403
+    [mine] = guard.take_refusals("session-b")
+    assert mine.target.endswith("/session-b") and mine.client == "session-b"
+    assert [r.client for r in guard.take_refusals()] == ["session-a"]
+    with pytest.raises(ValueError, match="letters, digits"):
+        playwright_proxy(guard, "a b")
+    sock, answer = raw(guard, f"GET http://127.0.0.1:{gateway.port}/ HTTP/1.1\r\n"
+                       "Proxy-Authorization: Basic "
+                       + base64.b64encode(b"a b:" + guard.password.encode()).decode(),
+                       auth=False)
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 407")

@@ -23,6 +23,7 @@ import base64
 import contextlib
 import hmac
 import logging
+import re
 import secrets
 import threading
 from collections import deque
@@ -38,6 +39,8 @@ HOP_HEADERS = frozenset({"proxy-authorization", "proxy-connection", "connection"
                          "keep-alive"})
 """Headers of the hop to the proxy, never forwarded upstream."""
 REALM = "hermes-browser"
+CLIENT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""A proxy user name: it tells one browser context's refusals from another's."""
 CHUNK = 64 * 1024
 
 
@@ -49,10 +52,12 @@ class Policy(Protocol):
 
 @dataclass(frozen=True)
 class Refusal:
-    """One request the proxy refused: its target (secrets redacted) and why."""
+    """One request the proxy refused: its target (secrets redacted), why, and the
+    client (the proxy user name its browser context logged in with)."""
 
     target: str
     reason: str
+    client: str = ""
 
     def __str__(self) -> str:
         return f"blocked: {self.reason}"
@@ -152,17 +157,20 @@ class GuardProxy:
     def server(self) -> str:
         return self.url
 
-    def take_refusals(self) -> list[Refusal]:
-        """The refusals since the last call, oldest first (and forget them)."""
+    def take_refusals(self, client: str | None = None) -> list[Refusal]:
+        """The refusals since the last call, oldest first, and forget them; with
+        ``client``, only that client's (one browser context's: see ``playwright_proxy``)."""
         with self._lock:
-            taken = list(self._refusals)
+            taken = [r for r in self._refusals if client in (None, r.client)]
+            kept = [r for r in self._refusals if client not in (None, r.client)]
             self._refusals.clear()
+            self._refusals.extend(kept)
         return taken
 
-    def refuse(self, target: str, reason: str) -> None:
+    def refuse(self, target: str, reason: str, client: str = "") -> None:
         log.info("browser guard refused %s: %s", target, reason)
         with self._lock:
-            self._refusals.append(Refusal(target, reason))
+            self._refusals.append(Refusal(target, reason, client))
 
     def close(self) -> None:
         """Stop listening, drop open connections, end the thread (idempotent)."""
@@ -194,13 +202,12 @@ def start_guard_proxy(policy: Policy, limits: Limits | None = None) -> GuardProx
     """Start the proxy on 127.0.0.1 (a free port) in a thread with its own event loop."""
     limits = limits or Limits()
     username, password = "hermes", secrets.token_urlsafe(24)
-    expected = "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
     loop = asyncio.new_event_loop()
     started: list[GuardProxy] = []
     slots = asyncio.Semaphore(limits.max_connections)
 
     def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.Task:
-        return loop.create_task(_serve(started[0], expected, slots, reader, writer))
+        return loop.create_task(_serve(started[0], slots, reader, writer))
 
     server = loop.run_until_complete(
         asyncio.start_server(handle, "127.0.0.1", 0, limit=HEAD_LIMIT, backlog=256))
@@ -219,11 +226,11 @@ def _run_forever(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-async def _serve(guard: GuardProxy, expected: str, slots: asyncio.Semaphore,
+async def _serve(guard: GuardProxy, slots: asyncio.Semaphore,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     async with slots:
         try:
-            await _handle(guard, expected, reader, writer)
+            await _handle(guard, reader, writer)
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError,
                 asyncio.LimitOverrunError, ValueError):
             pass
@@ -233,7 +240,7 @@ async def _serve(guard: GuardProxy, expected: str, slots: asyncio.Semaphore,
                 await writer.wait_closed()
 
 
-async def _handle(guard: GuardProxy, expected: str, reader: asyncio.StreamReader,
+async def _handle(guard: GuardProxy, reader: asyncio.StreamReader,
                   writer: asyncio.StreamWriter) -> None:
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), guard.limits.head_timeout)
     try:
@@ -241,8 +248,8 @@ async def _handle(guard: GuardProxy, expected: str, reader: asyncio.StreamReader
     except ValueError:
         writer.write(_response("400 Bad Request", "not an HTTP/1 proxy request\n"))
         return
-    if not hmac.compare_digest((request.header("proxy-authorization") or "").encode(),
-                               expected.encode()):
+    client = _client(request.header("proxy-authorization"), guard.password)
+    if client is None:
         writer.write(_response("407 Proxy Authentication Required", "proxy credentials "
                                "required\n", f'Proxy-Authenticate: Basic realm="{REALM}"'))
         return
@@ -250,7 +257,7 @@ async def _handle(guard: GuardProxy, expected: str, reader: asyncio.StreamReader
         host, port, first = _target(request)
         upstream = await _connect(guard, host, port)
     except Refused as exc:
-        guard.refuse(_redact(request.target[:300]), str(exc))
+        guard.refuse(_redact(request.target[:300]), str(exc), client)
         writer.write(_response("403 Forbidden", f"blocked: {exc}\n"))
         return
     up_reader, up_writer = upstream
@@ -262,6 +269,19 @@ async def _handle(guard: GuardProxy, expected: str, reader: asyncio.StreamReader
         await _pipe_both(reader, writer, up_reader, up_writer, guard.limits.idle_timeout)
     finally:
         up_writer.close()
+
+
+def _client(authorization: str | None, password: str) -> str | None:
+    """The client name of valid ``Basic`` credentials (any name, the launch's password),
+    else None."""
+    scheme, _, token = (authorization or "").partition(" ")
+    try:
+        user, _, given = base64.b64decode(token.strip(), validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if scheme.lower() != "basic" or not CLIENT_NAME.fullmatch(user):
+        return None
+    return user if hmac.compare_digest(given.encode(), password.encode()) else None
 
 
 def _target(request: Request) -> tuple[str, int, bytes | None]:
@@ -356,8 +376,12 @@ def chromium_args(guard: GuardProxy) -> list[str]:
     ]
 
 
-def playwright_proxy(guard: GuardProxy) -> dict[str, str]:
-    """Playwright's ``proxy=`` setting for a browser (or context) behind ``guard``."""
-    return {"server": guard.url, "bypass": "<-loopback>", "username": guard.username,
-            "password": guard.password}
+def playwright_proxy(guard: GuardProxy, client: str | None = None) -> dict[str, str]:
+    """Playwright's ``proxy=`` setting for a browser or a context behind ``guard``; a
+    context given its own ``client`` name (letters, digits, ``_.-``, up to 64) finds its
+    refusals with ``guard.take_refusals(client)``."""
+    if client is not None and not CLIENT_NAME.fullmatch(client):
+        raise ValueError(f"proxy client name {client!r}: letters, digits, _.- only (1-64)")
+    return {"server": guard.url, "bypass": "<-loopback>",
+            "username": client or guard.username, "password": guard.password}
 
