@@ -35,7 +35,9 @@ from hermes.agent.attachments import Attachment, VisionLimits, check_count
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
 from hermes.agent.prechecks import MissingKey
+from hermes.agent.seeing import for_model
 from hermes.agent.transcript import discard_if_unanswered
+from hermes.config.schema import VisionConfig
 from hermes.errors import UserError
 from hermes.sessions.errors import SessionNotFound
 
@@ -91,8 +93,9 @@ class Conversation:
         """One turn (blocking); stopped by ``interrupt()`` or after ``deadline``
         seconds, with the transcript kept valid. ``images``: what the user attached
         (``hermes.agent.attachments``), checked against ``vision.max_images`` here."""
-        if images:
+        if images:  # a model without vision gets vision.model's description instead
             check_count(images, self.vision_limits())
+            text, images = for_model(self.agent.model, self.vision, text, images)
         timer = threading.Timer(deadline, self.agent.interrupt) if deadline else None
         self.agent.interrupted.clear()  # then counted: an interrupt from here on is seen
         counted = self._owner.running_turn(self) if self._owner else contextlib.nullcontext()
@@ -106,10 +109,14 @@ class Conversation:
                 if timer is not None:
                     timer.cancel()
 
+    @property
+    def vision(self) -> VisionConfig:
+        """The ``vision`` settings of this conversation's runtime."""
+        return self._owner.factory.deps.vision if self._owner else VisionConfig()
+
     def vision_limits(self) -> VisionLimits:
         """What an image on this conversation's turns may be (``vision.*``)."""
-        return VisionLimits.from_config(self._owner.factory.deps.vision if self._owner
-                                        else None)
+        return VisionLimits.from_config(self.vision)
 
     def switch_model(self, name: str) -> bool:
         """Ask model ``name`` for the rest of this session (``/model NAME``): this

@@ -8,7 +8,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hermes.agent.attachments import Attachment, VisionLimits, check_count, from_path
+from hermes.agent.attachments import (
+    Attachment,
+    ImageRefused,
+    VisionLimits,
+    check_count,
+    from_path,
+)
 from hermes.agent.conversations import LATEST, Conversation, Conversations
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
@@ -63,7 +69,11 @@ def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yo
         conversation.end()
         sys.stdout.write(reply.rstrip("\n") + "\n")
         return 0
-    result = _run_interruptibly(conversation, query, attached)
+    try:
+        result = _run_interruptibly(conversation, query, attached)
+    except ImageRefused:  # no model can look at them: nothing was said, nothing kept
+        conversation.end()
+        raise
     kept = conversation.end().kept
     if result.exit_reason == "error":
         sys.stderr.write(f"error: {for_profile(str(result.error), runtime.home.name)}\n")

@@ -89,6 +89,9 @@ class ProviderConfig(Section):
     """False for local servers (ollama) that need no key."""
     api_mode: ApiMode = "auto"
     """Wire format; ``auto`` detects it from provider, model and base URL."""
+    vision: bool | None = None
+    """Whether the model reads images; null: litellm's model data says (an unknown model
+    reads none). A model without vision gets ``vision.model``'s description instead."""
     timeout: float = Field(120.0, gt=0)
     """Seconds before one model request times out."""
     max_retries: int = Field(3, ge=0)

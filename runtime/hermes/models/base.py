@@ -19,6 +19,11 @@ class ModelClient(ABC):
                  **params: Any) -> ModelReply:
         """One model turn."""
 
+    def takes_images(self) -> bool:
+        """Whether the model reads image parts of messages (else they are described
+        for it by ``vision.model``, or refused)."""
+        return True
+
     def with_model(self, name: str) -> ModelClient | None:
         """The same client asking for model ``name`` instead (``/model NAME``); None
         when this client cannot switch models."""

@@ -102,6 +102,17 @@ class LiteLLMClient(ModelClient):
         return LiteLLMClient(self.settings.model_copy(update={"model": name}),
                              sleep=self._sleep)
 
+    def takes_images(self) -> bool:
+        """``provider.vision`` when set, else litellm's model data (an unknown model
+        is taken to read no images)."""
+        if self.settings.vision is not None:
+            return self.settings.vision
+        litellm = import_litellm()
+        try:
+            return bool(litellm.supports_vision(model=self.litellm_model))
+        except Exception:  # noqa: BLE001 - litellm raises many kinds for unknown models
+            return False
+
     @property
     def api_mode(self) -> str:
         return detect_api_mode(self.settings)
