@@ -3,6 +3,9 @@ the limits measured on the real client against the local test site."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -94,3 +97,13 @@ def test_a_big_page_stops_being_read_at_max_bytes(webpages: WebPages) -> None:  
     fetcher = Fetcher(AddressPolicy([webpages.allow]), FetchLimits(max_bytes=200_000))
     with pytest.raises(FetchError, match=r"larger than web\.max_bytes \(200000 bytes\)"):
         fetcher.fetch(webpages.url("/big?bytes=5000000"))  # chunked: no length to refuse by
+
+
+def test_registering_web_extract_loads_no_http_client_nor_extractor() -> None:
+    code = ("import json, sys\nfrom hermes.web.extract_tool import web_extract_tool\n"
+            "web_extract_tool({'allow_private': ['127.0.0.1:8080']})\n"
+            "print(json.dumps(sorted(m for m in ('httpx', 'httpcore', 'trafilatura', 'lxml')"
+            " if m in sys.modules)))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, timeout=60).stdout
+    assert json.loads(shown) == []

@@ -1,0 +1,156 @@
+"""Cost of ``web_extract`` against the extractor's own time for the same pages.
+
+Run from the repository root:
+
+    .venv/bin/python bench/web.py                    # 50 pages, 5 rounds
+    .venv/bin/python bench/web.py --pages 20 --rounds 3 --json /tmp/web.json
+
+The test site of the tests (``tests/webpages.py``) serves 50 news pages (8 to 20
+paragraphs each, inside navigation, a cookie banner, a sidebar and a footer) on
+127.0.0.1, from a process of its own. Each round times three sides over all the pages,
+in rotating order:
+
+- ``web_extract``: one ``web_extract`` call per page through the tool registry's
+  ``dispatch`` (argument validation, the address check, the guarded fetch over loopback,
+  trafilatura, the fence, redaction, the result's cap), the cache off;
+- ``trafilatura``: ``trafilatura.extract`` of the same pages' HTML, already in memory,
+  with the same options (the extractor's own time: the baseline of the target);
+- ``urllib+trafilatura``: the standard library's ``urlopen`` over loopback, then
+  ``extract``: an unguarded fetch and the extraction, for reference (trafilatura's own
+  ``fetch_url`` refuses loopback addresses, so it cannot stand in here).
+
+One untimed round first. Reported: the median of each side's round time and the ratio
+of the medians of ``web_extract`` to ``trafilatura``. Target (issue 28): ≤ 1.2×. Exit
+status 0 even if it is missed: this is a measurement, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "runtime"))
+sys.path.insert(0, str(REPO / "tests"))
+
+from hermes.config.tool_catalog import TOOLSETS  # noqa: E402
+from hermes.tools.registry import build_tool_registry  # noqa: E402
+from hermes.web.extract import extractor_options  # noqa: E402
+from hermes.web.extract_tool import web_extract_tool  # noqa: E402
+from test_tools_support import make_context  # noqa: E402
+from webpages import WebPages, serve_pages  # noqa: E402
+
+TARGET = 1.2
+Side = Callable[[list[str]], None]
+
+
+def tool_side(pages: WebPages, base: Path) -> Side:
+    """One ``web_extract`` dispatch per URL, as the agent makes it."""
+    web = {"allow_private": [pages.allow], "cache_ttl": 0, "summarize_over": None}
+    registry = build_tool_registry(["web"], environ={}, specs=[web_extract_tool(web)])
+    assert any(t.name == "web" for t in TOOLSETS)
+    ctx = make_context(base)
+
+    def run(urls: list[str]) -> None:
+        for url in urls:
+            result = registry.dispatch("web_extract", {"urls": [url]}, ctx)
+            assert "<web-content" in json.loads(result.content)["results"][0]["content"]
+    return run
+
+
+def extractor_side(documents: dict[str, str]) -> Side:
+    """trafilatura alone, on HTML already fetched."""
+    import trafilatura
+
+    options = extractor_options("markdown")
+
+    def run(urls: list[str]) -> None:
+        for url in urls:
+            assert trafilatura.extract(documents[url], **options)
+    return run
+
+
+def plain_fetch_side() -> Side:
+    """An unguarded fetch (urllib), then the extraction."""
+    import urllib.request
+
+    import trafilatura
+
+    options = extractor_options("markdown")
+
+    def run(urls: list[str]) -> None:
+        for url in urls:
+            with urllib.request.urlopen(url) as response:
+                assert trafilatura.extract(response.read().decode(), **options)
+    return run
+
+
+def measure(pages: WebPages, count: int, rounds: int, base: Path) -> dict[str, list[float]]:
+    import urllib.request
+
+    urls = [pages.url(f"/page/{n}") for n in range(count)]
+    documents = {url: urllib.request.urlopen(url).read().decode() for url in urls}
+    sides = {"web_extract": tool_side(pages, base), "trafilatura": extractor_side(documents),
+             "urllib+trafilatura": plain_fetch_side()}
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for round_ in range(rounds + 1):
+        order = names[round_ % len(names):] + names[:round_ % len(names)]
+        for name in order:
+            started = time.perf_counter()
+            sides[name](urls)
+            if round_:  # the first round warms imports, TLS context, caches
+                times[name].append(time.perf_counter() - started)
+    return times
+
+
+def serve(ports: Any, stop: Any) -> None:
+    """The test site in a process of its own (serving takes no time from the sides)."""
+    with serve_pages() as pages:
+        ports.send((pages.port, pages.other_port))
+        stop.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write every round's times here")
+    args = parser.parse_args()
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    stop = multiprocessing.Event()
+    server = multiprocessing.Process(target=serve, args=(sender, stop), daemon=True)
+    server.start()
+    port, other = receiver.recv()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            times = measure(WebPages(port, other), args.pages, args.rounds, Path(tmp))
+    finally:
+        stop.set()
+        server.join(10)
+    print(f"{args.pages} pages x {args.rounds} rounds; {platform.machine()}, Python "
+          f"{platform.python_version()}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"{'side':<18} {'median s':>9} {'per page ms':>12}")
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    for name, median in medians.items():
+        print(f"{name:<18} {median:>9.3f} {1000 * median / args.pages:>12.2f}")
+    ratio = medians["web_extract"] / medians["trafilatura"]
+    verdict = "ok" if ratio <= TARGET else "MISSED"
+    print(f"web_extract / trafilatura: {ratio:.2f}x (target <= {TARGET}x) {verdict}")
+    if args.json:
+        record: dict[str, Any] = {"times": times, "ratio": ratio}
+        args.json.write_text(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    main()
