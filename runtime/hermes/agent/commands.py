@@ -67,6 +67,8 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("usage", "tokens and cost of this conversation", BOTH),
     Builtin("retry", "send your last message again", CHAT),
     Builtin("undo", "forget the last exchange", CHAT),
+    Builtin("image", "attach an image (PNG, JPEG, GIF, WebP) to your next message; "
+            "without PATH, list what is attached", CHAT, args="[PATH]"),
     Builtin("stop", "interrupt the running turn", GATEWAY),
     Builtin("approve", "allow the command the agent asks to run (once, for the session "
             "or always)", GATEWAY, args="[session|always]"),

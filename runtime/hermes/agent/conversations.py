@@ -83,6 +83,8 @@ class Conversation:
         self._owner = owner
         self.agent = agent
         self._ended = False
+        self.attached: list[Attachment] = []
+        """Images attached for the next turn (``/image``), sent with it by ``run``."""
 
     @property
     def session_id(self) -> str:
@@ -93,6 +95,7 @@ class Conversation:
         """One turn (blocking); stopped by ``interrupt()`` or after ``deadline``
         seconds, with the transcript kept valid. ``images``: what the user attached
         (``hermes.agent.attachments``), checked against ``vision.max_images`` here."""
+        images, self.attached = [*self.attached, *images], []
         if images:  # a model without vision gets vision.model's description instead
             check_count(images, self.vision_limits())
             text, images = for_model(self.agent.model, self.vision, text, images)
@@ -108,6 +111,12 @@ class Conversation:
             finally:
                 if timer is not None:
                     timer.cancel()
+
+    def attach(self, image: Attachment) -> Attachment:
+        """Attach ``image`` to the next turn; refused past ``vision.max_images``."""
+        check_count([*self.attached, image], self.vision_limits())
+        self.attached.append(image)
+        return image
 
     @property
     def vision(self) -> VisionConfig:

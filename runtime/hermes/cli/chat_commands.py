@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hermes.agent.attachments import ImageRefused, from_path
 from hermes.agent.commands import Bound, bind, builtin, help_rows, parse, route
 from hermes.agent.conversations import Conversation, Conversations, model_name_problem
 from hermes.agent.factory import AgentFactory, Interaction
@@ -184,6 +185,24 @@ def _retry(call: _Call) -> Outcome:
     return call.conversation, text
 
 
+def _image(call: _Call) -> Outcome:
+    """``/image PATH``: attach the user's image file to the next message they send."""
+    conversation, path = call.conversation, call.argument.strip().strip("'\"")
+    if not path:
+        attached = [image.source for image in conversation.attached]
+        _say("attached to your next message: " + ", ".join(attached) if attached else
+             "no image attached; /image PATH attaches one to your next message")
+        return conversation, None
+    try:
+        image = conversation.attach(from_path(path, conversation.vision_limits()))
+    except ImageRefused as exc:
+        _say(str(exc))
+        return conversation, None
+    _say(f"attached {image.source} ({image.mime}, {len(image.data):,} bytes) to your "
+         "next message")
+    return conversation, None
+
+
 def _exit(call: _Call) -> Outcome:
     """The chat loop leaves before dispatching ``/exit`` (``leaves``); nothing to do."""
     return call.conversation, None
@@ -196,5 +215,5 @@ def _first_line(text: str, limit: int = 60) -> str:
 
 COMMANDS: Bound[Callable[[_Call], Outcome]] = bind("chat", {
     "new": _new, "model": _model, "tools": _tools, "usage": _usage, "retry": _retry,
-    "undo": _undo, "plugins": _plugins, "help": _help, "exit": _exit})
+    "undo": _undo, "image": _image, "plugins": _plugins, "help": _help, "exit": _exit})
 _EXIT = builtin("exit", "chat")

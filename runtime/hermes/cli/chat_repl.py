@@ -232,6 +232,9 @@ def _turn(conversation: Conversation, text: str, printer: _Printer, stream: bool
     printer.spinner.start()
     try:
         result = _run_interruptibly(conversation, text)
+    except ImageRefused as exc:  # the images attached (/image): no turn ran, chat goes on
+        sys.stderr.write(f"error: {exc}\n")
+        return
     finally:
         printer.spinner.stop()
     _show(result, printer, stream)
