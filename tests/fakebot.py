@@ -1,8 +1,9 @@
 """A fake Telegram Bot API server on loopback, for the telegram platform's tests.
 
 It speaks the Bot API's HTTP shape (``POST /bot<token>/<method>``, form or JSON
-parameters, ``{"ok": ..., "result": ...}``), records every call, hands out scripted
-updates through long-polling ``getUpdates``, checks MarkdownV2 as Telegram does
+parameters, ``{"ok": ..., "result": ...}``), serves the files users sent (photos and
+documents: ``getFile``, then ``GET /file/bot<token>/<file_path>``), records every call,
+hands out scripted updates through long-polling ``getUpdates``, checks MarkdownV2 as Telegram does
 (``Bad Request: can't parse entities`` for an unescaped reserved character), enforces
 the 4096-character limit, and returns scripted errors, 429 with ``retry_after``
 included. ``stop()`` and ``start()`` restart it on the same port.
@@ -18,11 +19,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 RESERVED = set("_*[]()~`>#+-=|{}.!")
 MAX_TEXT = 4096
+MAX_DOWNLOAD = 20 * 1024 * 1024
+"""The Bot API serves files of up to 20 MB through getFile."""
 
 
 @dataclass
@@ -30,6 +33,18 @@ class Call:
     method: str
     params: dict[str, Any]
     at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file a user sent: where ``getFile`` says it is, its bytes, its declared size."""
+
+    path: str
+    data: bytes
+    size: int | None
+
+
+Size = int | None | Literal["real"]
 
 
 @dataclass
@@ -62,6 +77,10 @@ class FakeBotAPI:
         self.calls: list[Call] = []
         self.failures: list[Failure] = []
         self._updates: list[dict[str, Any]] = []
+        self.files: dict[str, StoredFile] = {}
+        """Files users sent, by ``file_id``: their ``file_path`` and bytes."""
+        self.downloads: list[str] = []
+        """``file_path`` of every file downloaded (``GET /file/bot<token>/<path>``)."""
         self._next_update = 1
         self._next_message = 100
         self._changed = threading.Condition()
@@ -104,19 +123,25 @@ class FakeBotAPI:
 
     def push(self, text: str, *, user_id: int = 42, username: str = "ada",
              chat_id: int | None = None, chat_type: str = "private",
-             thread_id: int | None = None, reply_to_bot: bool = False) -> int:
-        """Queue a message from a user; its ``message_id``."""
+             thread_id: int | None = None, reply_to_bot: bool = False,
+             attached: dict[str, Any] | None = None) -> int:
+        """Queue a message from a user; its ``message_id``. With ``attached`` (a
+        ``photo``/``document`` field from ``photo`` or ``document``) ``text`` is its
+        caption."""
         chat_id = user_id if chat_id is None else chat_id
+        field = "caption" if attached else "text"
         with self._changed:
             self._next_message += 1
             message: dict[str, Any] = {
-                "message_id": self._next_message, "date": int(time.time()), "text": text,
+                "message_id": self._next_message, "date": int(time.time()),
                 "chat": {"id": chat_id, "type": chat_type},
                 "from": {"id": user_id, "is_bot": False, "first_name": username.title(),
-                         "username": username}}
+                         "username": username}, **(attached or {})}
+            if text or not attached:
+                message[field] = text
             entities = _entities(text, self.username)
             if entities:
-                message["entities"] = entities
+                message[f"{field}_entities" if attached else "entities"] = entities
             if thread_id is not None:
                 message |= {"message_thread_id": thread_id, "is_topic_message": True}
             if reply_to_bot:
@@ -127,6 +152,36 @@ class FakeBotAPI:
             self._next_update += 1
             self._changed.notify_all()
             return int(message["message_id"])
+
+    def photo(self, data: bytes, *, size: Size = "real") -> dict[str, Any]:
+        """A ``photo`` field for ``push``: ``data`` stored as a file ``getFile`` serves, in
+        two sizes as Telegram sends them (a thumbnail first, the largest last). ``size``:
+        the ``file_size`` the message and ``getFile`` declare ("real": ``len(data)``;
+        None: none on the message, the real one from ``getFile``)."""
+        sizes = [self._store(data[:64], "photos/thumb.jpg") | {"width": 90, "height": 90},
+                 self._store(data, "photos/file.jpg", size) | {"width": 1280,
+                                                               "height": 960}]
+        return {"photo": sizes}
+
+    def document(self, data: bytes, file_name: str, mime_type: str | None,
+                 *, size: Size = "real") -> dict[str, Any]:
+        """A ``document`` field for ``push``: a file sent as is (not compressed)."""
+        document = self._store(data, f"documents/{file_name}", size) | {
+            "file_name": file_name}
+        if mime_type is not None:
+            document["mime_type"] = mime_type
+        return {"document": document}
+
+    def _store(self, data: bytes, path: str, size: Size = "real") -> dict[str, Any]:
+        declared = len(data) if size == "real" else size
+        with self._changed:
+            number = len(self.files) + 1
+            file_id = f"file-{number}"
+            stem, dot, extension = path.rpartition(".")
+            self.files[file_id] = StoredFile(f"{stem}_{number}{dot}{extension}", data,
+                                             declared)
+        return {"file_id": file_id, "file_unique_id": f"u{file_id}"} | (
+            {"file_size": declared} if declared is not None else {})
 
     def fail(self, method: str, status: int, description: str, *, retry_after: int | None = None,
              times: int = 1, when: Callable[[dict[str, Any]], bool] = lambda params: True
@@ -191,6 +246,23 @@ class FakeBotAPI:
 
     def _getMe(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
         return 200, {"ok": True, "result": self._me()}
+
+    def _getFile(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
+        stored = self.files.get(str(params.get("file_id")))
+        if stored is None:
+            return _error(400, "Bad Request: invalid file_id")
+        if len(stored.data) > MAX_DOWNLOAD:
+            return _error(400, "Bad Request: file is too big")
+        result = {"file_id": params["file_id"], "file_unique_id": f"u{params['file_id']}",
+                  "file_path": stored.path}
+        result["file_size"] = len(stored.data) if stored.size is None else stored.size
+        return 200, {"ok": True, "result": result}
+
+    def download(self, path: str) -> bytes | None:
+        """The bytes of ``file_path`` (recorded as downloaded), None when unknown."""
+        with self._changed:
+            self.downloads.append(path)
+        return next((file.data for file in self.files.values() if file.path == path), None)
 
     def _sendChatAction(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
         return 200, {"ok": True, "result": True}
@@ -349,6 +421,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         prefix = f"/bot{self.api.token}/"
+        if self.path.startswith(f"/file/bot{self.api.token}/"):
+            self._send_file(self.path.split("/", 3)[3])
+            return
         if not self.path.startswith(prefix):
             status, body = _error(401, "Unauthorized")
         else:
@@ -359,6 +434,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+    def _send_file(self, path: str) -> None:
+        data = self.api.download(path)
+        self.send_response(200 if data is not None else 404)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data or b"")))
+        self.end_headers()
+        self.wfile.write(data or b"")
 
 
 def _params(headers: Any, raw: bytes) -> dict[str, Any]:

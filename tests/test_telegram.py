@@ -5,6 +5,7 @@ reconnecting after the Bot API server restarts."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -12,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,7 @@ from fakebot import FakeBotAPI, check_markdown_v2, serving
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
 from hermes.gateway.messaging.text import utf16_length
+from images import GIF, JPEG, png, wire_images
 from messaging_support import Since, configure_messaging, module_home, platform_detail
 
 TOKEN = "123456789:AAH-test-token-0123456789abcdefghij"
@@ -91,7 +94,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM, bot: Fak
     with module_home(tmp_path_factory) as (root, environ):
         configure_messaging(root, fake_llm.openai_base_url, {"telegram": telegram(bot)},
                             {"TELEGRAM_BOT_TOKEN": TOKEN}, approvals={"chat_timeout": 8},
-                            environment={"cwd": str(workspace)})
+                            environment={"cwd": str(workspace)}, vision={"max_bytes": 50_000})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "telegram")
             yield gw, environ
@@ -123,6 +126,10 @@ def say_and_wait(bot: FakeBotAPI, chat: int, text: str, count: int = 1, **who: o
     wait_until(lambda: len(bot.texts(chat)) >= start + count, timeout=60,
                what=f"{count} answer(s) in chat {chat}")
     return bot.texts(chat)[start:]
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def unescape(text: str) -> str:
@@ -194,6 +201,84 @@ def test_groups_are_answered_only_when_mentioned_or_replied_to(gw: Gateway, bot:
     assert unescape(replied) == "re: and tomorrow?"
     assert str(bot.sent(GROUP)[-1].params["message_thread_id"]) == "7"
     assert [r.last_user_text for r in llm.requests] == ["what time is it", "and tomorrow?"]
+
+
+def test_a_photo_and_an_image_document_reach_the_model_with_their_captions(
+        gw: Gateway, bot: FakeBotAPI, llm: Since) -> None:
+    [answer] = say_and_wait(bot, ADA, "what is in this photo?", user_id=ADA,
+                            attached=bot.photo(JPEG))
+    assert unescape(answer) == "re: what is in this photo?"
+    asked = llm.requests[-1]
+    assert wire_images(asked) == [("image/jpeg", b64(JPEG))]  # the largest size, not the thumb
+    assert asked.last_user_text == "what is in this photo?"  # caption and image: one turn
+    chart = png(3, 2)
+    [answer] = say_and_wait(bot, ADA, "", user_id=ADA,  # no caption: the image alone
+                            attached=bot.document(chart, "chart.png", "image/png"))
+    assert wire_images(llm.requests[-1]) == [("image/png", b64(chart))]
+    [mentioned] = say_and_wait(bot, GROUP, "@hermes_test_bot and this?", user_id=BO,
+                               chat_id=GROUP, chat_type="group",
+                               attached=bot.document(GIF, "anim.gif", "image/gif"))
+    assert unescape(mentioned) == "re: and this?"
+    assert wire_images(llm.requests[-1]) == [("image/gif", b64(GIF))]
+
+
+@pytest.mark.parametrize(("attached", "line", "downloaded"), [
+    (lambda bot: bot.document(b"%PDF-1.7 ...", "report.pdf", "application/pdf"),
+     "report.pdf: application/pdf is no image this agent reads; send a PNG, JPEG, GIF or "
+     "WebP image", False),
+    (lambda bot: bot.document(png(), "scan.heic", "image/heic"),
+     "scan.heic: image/heic is an image type this agent reads", False),
+    (lambda bot: bot.photo(JPEG, size=30_000_000),  # declared: refused before getFile
+     "photo: the image is 30,000,000 bytes, over vision.max_bytes (50,000); send a smaller "
+     "one", False),
+    (lambda bot: bot.photo(JPEG[:-2] + b"\0" * 60_000, size=None),  # getFile says so
+     "photo: the image is 60,", False),
+    (lambda bot: bot.photo(JPEG[:-2] + b"\0" * 60_000, size=900),  # the download is cut
+     "photo: the image is more than 50,000 bytes, over vision.max_bytes (50,000)", True),
+    (lambda bot: bot.document(JPEG[:-2], "cut.jpg", "image/jpeg"),
+     "cut.jpg: unreadable image: the JPEG is cut short (no end marker); attach a whole file",
+     True),
+    (lambda bot: (bot.fail("getFile", 400, "Bad Request: file is too big"),
+                  bot.document(png(), "big.png", "image/png"))[1],
+     "big.png: could not download it from Telegram (", False),
+], ids=["pdf", "heic", "declared-too-large", "getfile-too-large", "download-cut",
+        "cut-short", "getfile-refused"])
+def test_an_image_that_cannot_be_attached_gets_one_line_and_no_turn(
+        gw: Gateway, bot: FakeBotAPI, llm: Since, attached: Any, line: str,
+        downloaded: bool) -> None:
+    before = len(bot.downloads)
+    [answer] = say_and_wait(bot, ADA, "look at this", user_id=ADA, attached=attached(bot))
+    assert unescape(answer).startswith(line), answer
+    assert "\n" not in unescape(answer) and llm.requests == []  # the caption did not run
+    assert (len(bot.downloads) > before) is downloaded
+
+
+def test_a_model_that_takes_no_images_refuses_them_in_one_line(gw: Gateway, bot: FakeBotAPI,
+                                                               llm: Since) -> None:
+    say_and_wait(bot, BO, "/model gpt-3.5-turbo", user_id=BO)  # a model without vision
+    try:
+        [answer] = say_and_wait(bot, BO, "what is this?", user_id=BO, attached=bot.photo(JPEG))
+    finally:
+        say_and_wait(bot, BO, "/new", user_id=BO)
+    assert unescape(answer) == ("the model gpt-3.5-turbo takes no images; set vision.model to "
+                                "one that does (hermes config set vision.model NAME), or "
+                                "provider.vision: true if it does")
+    assert llm.requests == []
+
+
+def test_an_image_from_someone_not_allowed_is_never_downloaded(gw: Gateway, bot: FakeBotAPI,
+                                                               llm: Since) -> None:
+    files, downloads = len(bot.of("getFile")), len(bot.downloads)
+    bot.push("@hermes_test_bot what is this", user_id=EVE, chat_id=GROUP,
+             chat_type="supergroup", attached=bot.photo(JPEG))
+    bot.push("", user_id=ADA, chat_id=GROUP, chat_type="group",  # not addressed to the bot
+             attached=bot.photo(JPEG))
+    [offer] = say_and_wait(bot, 4321, "see my photo", user_id=4321, username="mallory",
+                           attached=bot.document(png(), "me.png", "image/png"))
+    assert "hermes pairing approve telegram " in unescape(offer)
+    say_and_wait(bot, ADA, "after their photos", user_id=ADA)
+    assert (len(bot.of("getFile")), len(bot.downloads)) == (files, downloads)
+    assert [r.last_user_text for r in llm.requests] == ["after their photos"]
 
 
 def test_long_answers_are_split_on_paragraphs(gw: Gateway, bot: FakeBotAPI) -> None:

@@ -13,9 +13,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hermes.chats import MessageSource
+
+if TYPE_CHECKING:
+    from hermes.gateway.images import IncomingImage
 
 PlatformStateName = Literal["starting", "running", "reconnecting", "failed", "stopping",
                             "stopped"]
@@ -28,6 +31,8 @@ class MessageEvent:
     source: MessageSource
     text: str
     message_id: str = ""
+    images: tuple[IncomingImage, ...] = ()
+    """Images it carries, downloaded only for an allowed sender (``hermes.gateway.images``)."""
 
 
 @dataclass

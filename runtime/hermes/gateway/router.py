@@ -8,6 +8,10 @@ of the one table (``hermes.agent.commands``: ``/new``, ``/model``, ``/usage``,
 skill and runs as a turn carrying it. Plugins' ``pre_gateway_dispatch`` hooks see each
 message first and may drop or rewrite it.
 
+A message's images (``hermes.gateway.images``) are downloaded here, once the gate let its
+sender in, and go to the model with its text as one turn; one that cannot be attached
+is answered with one line and runs no turn.
+
 A dangerous command asks in the chat (``hermes.gateway.messaging.approvals``):
 ``/approve`` and ``/deny`` answer it at once, even while the turn runs. The chat is
 shown a typing indicator while a turn runs (where the platform has one).
@@ -24,12 +28,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from hermes.agent.attachments import Attachment, ImageRefused, VisionLimits
 from hermes.agent.commands import Bound, bind, help_rows, parse, route
 from hermes.agent.conversations import Conversation
 from hermes.agent.factory import Interaction
 from hermes.events import HookFailed
 from hermes.fsutil import atomic_write
 from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.images import fetch_images
 from hermes.gateway.messaging.approvals import ChatApprovals
 from hermes.gateway.messaging.learned import LearnedLines
 from hermes.gateway.service import ProfileService
@@ -54,6 +60,8 @@ class SessionRouter:
         """``/model NAME`` sent before a chat's session exists: its first turn's model."""
         self.learned = LearnedLines(service.runtime.container.learning(), self.adapters,
                                     self._quiet)
+        self._vision = VisionLimits.from_config(service.runtime.settings.vision)
+        """How much image a message may carry (``vision.*``)."""
 
     @property
     def session_count(self) -> int:
@@ -92,17 +100,29 @@ class SessionRouter:
         loop = asyncio.get_running_loop()
         while queue:
             event = queue.popleft()
+            try:
+                images = await fetch_images(event.images, self._vision)
+            except ImageRefused as exc:  # the caption is about the image: nothing runs
+                await self._reply(event.source, str(exc))
+                continue
             conversation = await asyncio.to_thread(self._open, key, event.source, loop)
             typing = asyncio.create_task(self._typing(event.source))
             try:
-                result = await asyncio.to_thread(self.service.run, conversation, event.text)
+                answer = await self._turn(conversation, event.text, images)
             finally:
                 typing.cancel()
                 await asyncio.to_thread(self._end, key, conversation)
-            answer = result.text or (f"(error: {result.error})" if result.error else
-                                     "(interrupted)" if result.exit_reason == "interrupted"
-                                     else "")
             await self._reply(event.source, answer)
+
+    async def _turn(self, conversation: Conversation, text: str,
+                    images: list[Attachment]) -> str:
+        """One turn's answer for the chat."""
+        try:
+            result = await asyncio.to_thread(self.service.run, conversation, text, images)
+        except ImageRefused as exc:  # a model that takes no images, and no vision.model
+            return str(exc)
+        return result.text or (f"(error: {result.error})" if result.error else
+                               "(interrupted)" if result.exit_reason == "interrupted" else "")
 
     async def _dispatch_hooks(self, event: MessageEvent) -> MessageEvent | None:
         """``pre_gateway_dispatch``: the event to run (perhaps rewritten), or None when a

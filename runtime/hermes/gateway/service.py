@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from hermes.agent.attachments import Attachment
 from hermes.agent.conversations import (
     Busy,
     Conversation,
@@ -134,20 +135,23 @@ class ProfileService:
         turn = self.skill_turn(text)
         return turn.message if turn is not None else text
 
-    def run(self, conversation: Conversation, text: str) -> TurnResult:
-        """One turn, blocking (call it from a worker thread); logged."""
-        result = conversation.run(text)
+    def run(self, conversation: Conversation, text: str,
+            images: Sequence[Attachment] = ()) -> TurnResult:
+        """One turn, blocking (call it from a worker thread); logged. ``images``: the
+        user's, checked (``hermes.agent.attachments``)."""
+        result = conversation.run(text, images=images)
         self.log.info("turn", extra={"fields": {
             "profile": self.name, "session": conversation.session_id,
             "exit": result.exit_reason, "iterations": result.iterations,
             "error": result.error}})
         return result
 
-    def run_to_end(self, conversation: Conversation, text: str) -> TurnResult:
+    def run_to_end(self, conversation: Conversation, text: str,
+                   images: Sequence[Attachment] = ()) -> TurnResult:
         """One turn, then the conversation ended (a session the model never answered is
         discarded) in the same worker thread: also when the caller went away meanwhile."""
         try:
-            return self.run(conversation, text)
+            return self.run(conversation, text, images)
         finally:
             conversation.end()
 

@@ -1,25 +1,30 @@
 """The ``telegram`` platform: a bot (python-telegram-bot's ``Bot``) polling for updates.
 
-Text in, text out. Replies are split at 4096 UTF-16 units (paragraphs, then lines)
-and sent as MarkdownV2 (``markdown``), again as plain text when Telegram rejects the
-markup. A chat sees "typing" while its turn runs. In groups the bot answers only
-messages that mention it (``@name``) or reply to it; the mention is taken out of the
-text. Forum topics are threads: replies go to the topic. Edits are not read. The
-token never appears in the status, the log or an error (Telegram puts it in URLs).
+Text, photos and documents in (a photo or an image document goes to the model with its
+caption as one turn: ``hermes.gateway.images``), text out. Replies are split at 4096
+UTF-16 units (paragraphs, then lines) and sent as MarkdownV2 (``markdown``), again as
+plain text when Telegram rejects the markup. A chat sees "typing" while its turn runs.
+In groups the bot answers only messages that mention it (``@name``) or reply to it; the
+mention is taken out of the text. Forum topics are threads: replies go to the topic.
+Edits are not read. The token never appears in the status, the log or an error
+(Telegram puts it in URLs).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import warnings
 from datetime import timedelta
 from typing import Any
 
+from hermes.agent.attachments import ImageRefused
 from hermes.config.platform_schema import TelegramSettings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError
 from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.images import IncomingImage, read_capped, too_large, unreadable
 from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.connection import AccessDenied
 from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
@@ -29,6 +34,8 @@ from hermes.gateway.telegram.markdown import to_markdown_v2
 CHAT_TYPES = {"private": "direct", "group": "group", "supergroup": "group",
               "channel": "channel"}
 MAX_CHARS = 4096
+DOWNLOAD_TIMEOUT = 60.0
+"""Seconds a photo's or document's download may take."""
 
 
 class TelegramPlatform(MessagingAdapter):
@@ -139,34 +146,81 @@ class TelegramPlatform(MessagingAdapter):
         await self._bot.send_message(text=text, **_where(source))
 
     def _event(self, message: Any) -> MessageEvent | None:
-        """A text message as an event; None for anything else, and for group messages not
-        addressed to the bot."""
-        if message is None or not message.text or message.from_user is None:
+        """A text message, or a photo or document with its caption, as an event; None for
+        anything else, and for group messages not addressed to the bot."""
+        if message is None or message.from_user is None:
+            return None
+        images = self._images(message)
+        if not message.text and not images:
             return None
         kind = CHAT_TYPES.get(message.chat.type, "group")
-        text = message.text if kind == "direct" else self._addressed(message)
+        text = (message.text or message.caption or "") if kind == "direct" else \
+            self._addressed(message)
         if text is None:
             return None
         user = message.from_user
         thread = str(message.message_thread_id) if message.is_topic_message else ""
         source = MessageSource(self.name, str(message.chat.id), kind,  # type: ignore[arg-type]
                                str(user.id), user.username or user.full_name, thread)
-        return MessageEvent(source, text, str(message.message_id))
+        return MessageEvent(source, text, str(message.message_id), images)
+
+    def _images(self, message: Any) -> tuple[IncomingImage, ...]:
+        """A photo (its largest size) or a document, downloaded only when the router asks
+        (the sender is allowed by then)."""
+        if message.photo:
+            largest = message.photo[-1]
+            return (self._incoming("photo", largest.file_id, largest.file_size, "image/jpeg"),)
+        document = message.document
+        if document is None:
+            return ()
+        return (self._incoming(document.file_name or "document", document.file_id,
+                               document.file_size, (document.mime_type or "").lower()),)
+
+    def _incoming(self, name: str, file_id: str, size: int | None, mime: str) -> IncomingImage:
+        return IncomingImage(name, functools.partial(self._download, name, file_id),
+                             size, mime)
+
+    async def _download(self, name: str, file_id: str, max_bytes: int) -> bytes:
+        """A file through getFile (whose size is checked first), then its bytes, refused
+        once past ``max_bytes``."""
+        import httpx
+        from telegram.error import TelegramError
+
+        if self._bot is None:
+            raise unreadable(name, "Telegram", "not connected")
+        try:
+            found = await self._bot.get_file(file_id)
+        except TelegramError as exc:
+            raise unreadable(name, "Telegram", self._scrub(exc)) from None
+        if found.file_size and found.file_size > max_bytes:
+            raise ImageRefused(too_large(name, max_bytes, found.file_size))
+        try:
+            async with httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT) as client, \
+                    client.stream("GET", str(found.file_path)) as response:
+                if response.status_code != 200:
+                    raise unreadable(name, "Telegram", f"HTTP {response.status_code}")
+                return await read_capped(response.aiter_bytes(), max_bytes, name)
+        except httpx.HTTPError as exc:
+            raise unreadable(name, "Telegram", self._scrub(exc)) from None
 
     def _addressed(self, message: Any) -> str | None:
-        """The text of a group message for the bot (its mention taken out), else None."""
+        """The text (or caption) of a group message for the bot (its mention taken out),
+        else None."""
         me = self._bot.bot
         replied = message.reply_to_message
         to_me = replied is not None and replied.from_user is not None and \
             replied.from_user.id == me.id
         mention = re.compile(rf"@{re.escape(me.username)}\b", re.IGNORECASE)
-        for entity, value in message.parse_entities(["mention", "bot_command",
-                                                     "text_mention"]).items():
+        types = ["mention", "bot_command", "text_mention"]
+        entities = message.parse_entities(types) if message.text else \
+            message.parse_caption_entities(types)
+        for entity, value in entities.items():
             if mention.search(value) or (entity.user is not None and entity.user.id == me.id):
                 to_me = True
         if not to_me:
             return None
-        return mention.sub("", message.text).strip() or message.text
+        text = message.text or message.caption or ""
+        return mention.sub("", text).strip() or text
 
     def _scrub(self, exc: BaseException) -> str:
         """An error's text without the token (Telegram puts it in every URL)."""
