@@ -22,7 +22,7 @@ def _builtin_or_plugin(*builtins: str) -> Callable[[str], str]:
     def check(value: str) -> str:
         if value in builtins or PLUGIN_CHOICE.fullmatch(value):
             return value
-        raise PydanticCustomError("unknown_name", "{value!r} is not one of {known}{hint}; a "
+        raise PydanticCustomError("unknown_name", "'{value}' is not one of {known}{hint}; a "
                                   "plugin's is named plugin:NAME", {
                                       "value": value, "known": one_of(builtins),
                                       "hint": did_you_mean(value, builtins)})

@@ -37,6 +37,7 @@ from hermes.config.plugins_schema import (
 )
 from hermes.config.sections import NonBlank, Section
 from hermes.config.toolset_names import tool_error, toolset_error
+from hermes.config.web_schema import WebConfig
 from hermes.errors import did_you_mean, one_of
 
 __all__ = ["GROUPS", "HermesConfig", "NonBlank", "Section"]
@@ -487,6 +488,8 @@ class HermesConfig(Section):
     """Execution environment for tools (config group ``environment``)."""
     platforms: PlatformsConfig
     """Messaging platforms for the gateway (config group ``platforms``)."""
+    web: WebConfig = Field(default_factory=lambda: WebConfig(name="ddgs", backend="ddgs"))
+    """Web search backend and web request limits (config group ``web``)."""
     browser: BrowserConfig = BrowserConfig()
     """The browser of the ``browser`` toolset (config group ``browser``)."""
     agent: AgentConfig = AgentConfig()
