@@ -7,8 +7,8 @@ Run from the repository root:
 
 The test site of the tests (``tests/webpages.py``) serves 50 news pages (8 to 20
 paragraphs each, inside navigation, a cookie banner, a sidebar and a footer) on
-127.0.0.1, from a process of its own. Each round times three sides over all the pages,
-in rotating order:
+127.0.0.1, from a process of its own. Each round reads every page with three sides,
+which take turns page by page in rotating order (so load from elsewhere lands on all):
 
 - ``web_extract``: one ``web_extract`` call per page through the tool registry's
   ``dispatch`` (argument validation, the address check, the guarded fetch over loopback,
@@ -51,7 +51,8 @@ from test_tools_support import make_context  # noqa: E402
 from webpages import WebPages, serve_pages  # noqa: E402
 
 TARGET = 1.2
-Side = Callable[[list[str]], None]
+Side = Callable[[str], None]
+"""Reads one page."""
 
 
 def tool_side(pages: WebPages, base: Path) -> Side:
@@ -61,10 +62,9 @@ def tool_side(pages: WebPages, base: Path) -> Side:
     assert any(t.name == "web" for t in TOOLSETS)
     ctx = make_context(base)
 
-    def run(urls: list[str]) -> None:
-        for url in urls:
-            result = registry.dispatch("web_extract", {"urls": [url]}, ctx)
-            assert "<web-content" in json.loads(result.content)["results"][0]["content"]
+    def run(url: str) -> None:
+        result = registry.dispatch("web_extract", {"urls": [url]}, ctx)
+        assert "<web-content" in json.loads(result.content)["results"][0]["content"]
     return run
 
 
@@ -74,9 +74,8 @@ def extractor_side(documents: dict[str, str]) -> Side:
 
     options = extractor_options("markdown")
 
-    def run(urls: list[str]) -> None:
-        for url in urls:
-            assert trafilatura.extract(documents[url], **options)
+    def run(url: str) -> None:
+        assert trafilatura.extract(documents[url], **options)
     return run
 
 
@@ -88,10 +87,9 @@ def plain_fetch_side() -> Side:
 
     options = extractor_options("markdown")
 
-    def run(urls: list[str]) -> None:
-        for url in urls:
-            with urllib.request.urlopen(url) as response:
-                assert trafilatura.extract(response.read().decode(), **options)
+    def run(url: str) -> None:
+        with urllib.request.urlopen(url) as response:
+            assert trafilatura.extract(response.read().decode(), **options)
     return run
 
 
@@ -105,12 +103,16 @@ def measure(pages: WebPages, count: int, rounds: int, base: Path) -> dict[str, l
     times: dict[str, list[float]] = {name: [] for name in sides}
     names = list(sides)
     for round_ in range(rounds + 1):
-        order = names[round_ % len(names):] + names[:round_ % len(names)]
-        for name in order:
-            started = time.perf_counter()
-            sides[name](urls)
-            if round_:  # the first round warms imports, TLS context, caches
-                times[name].append(time.perf_counter() - started)
+        spent = dict.fromkeys(names, 0.0)
+        for index, url in enumerate(urls):  # the sides take turns page by page
+            shift = (round_ + index) % len(names)
+            for name in names[shift:] + names[:shift]:
+                started = time.perf_counter()
+                sides[name](url)
+                spent[name] += time.perf_counter() - started
+        if round_:  # the first round warms imports, the TLS context, caches
+            for name in names:
+                times[name].append(spent[name])
     return times
 
 

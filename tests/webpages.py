@@ -81,6 +81,27 @@ ARTICLE_PARAGRAPHS = [
 ]
 
 
+SECTIONS = ("World", "Europe", "Business", "Markets", "Science", "Climate", "Tech", "Health",
+            "Sport", "Football", "Culture", "Books", "Travel", "Food", "Opinion", "Video")
+SITE_HEAD = ("<style>" + "".join(
+    f".c{n}{{margin:{n % 7}px;padding:{n % 5}px;color:#{n * 4099 % 0xFFFFFF:06x};"
+    f"font:{12 + n % 6}px/1.4 Georgia,serif}}\n" for n in range(400)) + "</style>"
+    '<script type="application/ld+json">{"@context":"https://schema.org",'
+    '"@type":"NewsArticle","publisher":{"@type":"Organization","name":"Daily Example"}}'
+    "</script><script>" + "".join(
+        f"window.__cfg{n}={{id:{n},ab:'variant-{n % 3}',ttl:{n * 60}}};" for n in range(300))
+    + "</script>")
+"""What a news site puts in every page's head: styles, structured data and scripts
+(about 40 KB, as real pages carry)."""
+MEGA_MENU = ('<div class="mega-menu">' + "".join(
+    f'<div class="menu-col"><h4>{name}</h4><ul>' + "".join(
+        f'<li><a href="/{name.lower()}/{n}">{name} topic {n}</a></li>' for n in range(12))
+    + "</ul></div>" for name in SECTIONS) + "</div>")
+RELATED = ('<section class="related"><h2>More from the Daily Example</h2><ul>' + "".join(
+    f'<li><a href="/story/{n}"><img src="/img/{n}.jpg" alt="">Story {n}: a headline that '
+    f"promises more than it says</a></li>" for n in range(24)) + "</ul></section>")
+
+
 def page(title: str, body: str, head: str = "") -> str:
     """A whole HTML document."""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -92,7 +113,8 @@ def article(title: str, paragraphs: list[str], extra: str = "") -> str:
     text = "\n".join(f"<p>{html.escape(p)}</p>" for p in paragraphs)
     main = (f'<main><article><h1>{html.escape(title)}</h1><p class="byline">By Dana '
             f'Okafor, 14 May 2026</p>{text}{extra}</article></main>')
-    return page(title, NAV + COOKIES + main + SIDEBAR + FOOTER)
+    return page(title, NAV + MEGA_MENU + COOKIES + main + RELATED + SIDEBAR + FOOTER,
+                SITE_HEAD)
 
 
 def docs_page() -> str:
