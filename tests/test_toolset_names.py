@@ -10,9 +10,13 @@ import pytest
 
 from conftest import ok, refused, write_fake_provider
 from fakellm import FakeLLM, Reply
+from hermes.browser.service import BrowserService
+from hermes.browser.tools import browser_tools
+from hermes.config.browser_schema import BrowserConfig
 from hermes.config.tool_catalog import TOOLSETS, tool_names, toolset_names
 from hermes.cron.tools import cronjob_tool
 from hermes.delegation.tool import delegate_tool
+from hermes.home import home_from_path
 from hermes.memory.facttools import fact_tools
 from hermes.memory.tool import memory_tool
 from hermes.skills.tools import skill_tools
@@ -76,7 +80,8 @@ def test_config_refuses_unknown_toolset_and_tool_names(hermes, root: Path) -> No
     before = "# mine\n"
     (root / "config.yaml").write_text(before)
     refused(hermes("config", "set", "toolsets.enabled", "[file,nosuchtool]"),
-            "toolsets.enabled", 'unknown toolset "nosuchtool"', "known toolsets: clarify, core")
+            "toolsets.enabled", 'unknown toolset "nosuchtool"',
+            "known toolsets: browser, clarify, core")
     refused(hermes("config", "set", "toolsets.disabled_tools", "[write_fil]"),
             "toolsets.disabled_tools", 'unknown tool "write_fil" (did you mean "write_file"?)')
     assert (root / "config.yaml").read_text() == before
@@ -93,7 +98,8 @@ def test_config_refuses_unknown_toolset_and_tool_names(hermes, root: Path) -> No
 def test_the_catalogue_names_every_registered_tool() -> None:
     specs = [*core_tools(ripgrep=None), memory_tool(None), *fact_tools(None),  # type: ignore[arg-type]
              *skill_tools(None), cronjob_tool(None), delegate_tool(),  # type: ignore[arg-type]
-             web_extract_tool()]
+             web_extract_tool(),
+             *browser_tools(BrowserService(home_from_path(Path("/nowhere")), BrowserConfig()))]
     registered = {spec.name: spec.toolset for spec in specs}
     declared = {tool: spec.name for spec in TOOLSETS for tool in spec.tools}
     assert registered == declared

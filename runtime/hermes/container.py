@@ -28,6 +28,8 @@ from hermes.agent.compress import summariser_client
 from hermes.agent.conversations import Conversations
 from hermes.agent.factory import AgentDeps, AgentFactory
 from hermes.agent.prechecks import MissingKey, key_problem
+from hermes.browser.service import BrowserService, open_browser
+from hermes.browser.tools import browser_tools
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.schema import HermesConfig
 from hermes.credentials import Secrets
@@ -76,6 +78,17 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
     (``web_model`` gives the model that condenses long pages, built when first needed)."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
             delegate_tool(delegation), web_extract_tool(web, web_model)]
+
+
+def _with_browser(specs: list[Any], browser: BrowserService) -> list[Any]:
+    """The services' tools and the ``browser`` toolset's (hidden without a browser)."""
+    return [*specs, *browser_tools(browser)]
+
+
+def _runtime_events(plugins: Any, shell_hooks: Any, browser: BrowserService) -> Any:
+    """The runtime's event bus (``plugin_events``); a session's end closes its browser
+    context."""
+    return browser.subscribe(plugin_events(plugins, shell_hooks))
 
 
 def _contributed_toolsets(plugins: Any, mcp: McpService) -> list[Any]:
@@ -159,14 +172,21 @@ class RuntimeContainer(containers.DeclarativeContainer):
     web_model = _model_named_by(model, settings, "web.model")
     """The model that condenses long pages for ``web_extract`` (``web.model``)."""
 
+    browser = providers.Resource(
+        open_browser, home=home, settings=settings.provided.browser,
+        web=settings.provided.web,
+        providers=providers.Callable(lazy, plugins.provider, "browser_providers"))
+    """The ``browser`` toolset's browser (``browser.*``): started at the first browser
+    tool call, a context per session, closed with the runtime."""
+
     tools = providers.Singleton(
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
         disabled_tools=settings.provided.toolsets.disabled_tools,
         environ=environ,
-        specs=providers.Callable(_tool_specs_of, memory, skills, environ, jobs,
-                                 settings.provided.delegation, settings.provided.web,
-                                 web_model.provider),
+        specs=providers.Callable(_with_browser, providers.Callable(
+            _tool_specs_of, memory, skills, environ, jobs, settings.provided.delegation,
+            settings.provided.web, web_model.provider), browser),
         contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 
@@ -191,7 +211,7 @@ class RuntimeContainer(containers.DeclarativeContainer):
         ),
     )
 
-    hooks = providers.Singleton(plugin_events, plugins, shell_hooks)
+    hooks = providers.Singleton(_runtime_events, plugins, shell_hooks, browser)
     """The runtime's event bus: the plugins' and shell hooks' callbacks; each session adds
     its own observers (memory, learning, the UI) on a scope of it."""
 

@@ -41,6 +41,11 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("cronjob",)),
     ToolsetSpec("delegation", "Hand independent work to focused sub-agents, several at once.",
                 tools=("delegate_task",)),
+    ToolsetSpec("browser", "A real Chromium: open pages, read them as accessibility trees, "
+                "click, type, screenshot (browser.*).",
+                tools=("browser_navigate", "browser_snapshot", "browser_click", "browser_type",
+                       "browser_press", "browser_select", "browser_scroll", "browser_back",
+                       "browser_screenshot", "browser_console")),
     ToolsetSpec("web", "Search the web and read pages (web.backend; web.allow_private).",
                 tools=("web_search", "web_extract")),
     ToolsetSpec("core", "Every built-in tool.",

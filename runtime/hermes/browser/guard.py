@@ -1,0 +1,89 @@
+"""The address rules for the browser: the URL a navigation names is checked before the
+browser is asked (one clear line), and every request is checked by the guard proxy
+(``hermes.web.proxy``) or, for a browser we did not start, by routing it here."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from hermes.errors import HermesError, ToolError
+from hermes.tools.context import ToolContext
+
+PASSING_SCHEMES = ("data", "blob", "about")
+"""Sub-requests that reach no network (inline data, the page's own objects)."""
+
+
+async def check_address(policy: Any, url: str) -> None:
+    """Refuse (``ToolError``, one line) an http(s) URL whose host the policy refuses."""
+    try:
+        parts = policy.check_url(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        await asyncio.to_thread(policy.resolve, parts.hostname or "", port)
+    except HermesError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def check_file_url(url: str, ctx: ToolContext) -> str:
+    """The local path of a ``file://`` URL the session's sandbox may read, else
+    ``ToolError``; the browser runs here, so only this machine's files qualify."""
+    from hermes.tools.targets import file_target
+
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise ToolError(f"{url}: a file URL names a file on this machine (file:///path)")
+    target = file_target(unquote(parts.path) or "/", ctx)
+    if not target.files.is_local:
+        raise ToolError(f"{url}: the files of the {ctx.environment.kind} environment are "
+                        "not on the browser's machine; serve them over http instead")
+    return str(Path(target.path))
+
+
+async def check_navigation(policy: Any, url: str, ctx: ToolContext) -> str:
+    """``url`` as the browser should open it, or ``ToolError`` naming why not."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("http", "https"):
+        await check_address(policy, url)
+        return url
+    if scheme == "file":
+        return Path(check_file_url(url, ctx)).as_uri()
+    if scheme == "about" and url == "about:blank":
+        return url
+    shown = scheme or url[:40]
+    raise ToolError(f"{shown}: the browser opens http(s) URLs and files the sandbox may read "
+                    "(file:///path) only")
+
+
+class RouteGuard:
+    """Checks each request of a context by ``policy`` (for browsers that do not go
+    through our proxy); ``refusals`` keeps what it refused, for the next result."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.refusals: list[str] = []
+
+    async def install(self, context: Any) -> None:
+        await context.route("**/*", self.handle)
+
+    async def handle(self, route: Any) -> None:
+        url = route.request.url
+        scheme = urlsplit(url).scheme.lower()
+        if scheme in PASSING_SCHEMES:
+            await route.continue_()
+            return
+        try:
+            if scheme not in ("http", "https", "ws", "wss"):
+                raise ToolError(f"{scheme}: not a web address")
+            await check_address(self.policy, url.replace("ws", "http", 1)
+                                if scheme.startswith("ws") else url)
+        except ToolError as exc:
+            self.refusals.append(str(exc))
+            await route.abort("blockedbyclient")
+            return
+        await route.continue_()
+
+    def take_refusals(self) -> list[str]:
+        taken, self.refusals = self.refusals, []
+        return taken

@@ -1,0 +1,184 @@
+"""``Tab``: one session's browser context, its current page and what happened there
+since the last tool result (dialogs, new windows, downloads, refused requests)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes.browser.snapshot import Snapshot
+from hermes.errors import ToolError
+from hermes.tools.context import ToolContext
+
+CONSOLE_KEPT = 200
+"""Console lines and page errors kept per session."""
+
+
+@dataclass
+class Tab:
+    """What a session's browser tools work on; used on the browser thread only."""
+
+    session_id: str
+    context: Any
+    release: Callable[[], Any]
+    client: str = ""
+    """The context's name at the guard proxy (whose refusals are this session's)."""
+    page: Any = None
+    snapshot: Snapshot | None = None
+    last_used: float = field(default_factory=time.monotonic)
+    ctx: ToolContext | None = None
+    """The context of the latest call (where downloads go)."""
+    notes: list[str] = field(default_factory=list)
+    """Events to report in the next result."""
+    console: deque[str] = field(default_factory=lambda: deque(maxlen=CONSOLE_KEPT))
+    pending: set[asyncio.Task[Any]] = field(default_factory=set)
+    opening: bool = False
+    """True while we open a page ourselves (not a window the page opened)."""
+    route_guard: Any = None
+    """The request checker of a browser that does not go through the guard proxy."""
+
+    # -- events ------------------------------------------------------------------------
+
+    async def watch_context(self) -> None:
+        self.context.on("page", self._on_new_page)
+        await self.context.add_init_script(COUNT_OPENED)
+
+    async def adopt_opened(self, timeout: float = 5.0) -> None:
+        """After an action: when the page opened a window, wait until it is ours."""
+        page = self.page
+        if page is None or page.is_closed():
+            return
+        try:
+            opened = await page.evaluate("() => window.__hermesOpened || 0")
+        except Exception:  # navigated away meanwhile
+            return
+        if opened:
+            await page.evaluate("() => { window.__hermesOpened = 0; }")
+            if self.page is page:
+                with contextlib.suppress(Exception):
+                    await self.context.wait_for_event("page", timeout=timeout * 1000)
+
+    def watch(self, page: Any) -> None:
+        page.on("dialog", lambda dialog: self._spawn(self._on_dialog(dialog)))
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.console.append(f"[pageerror] {error}"))
+        page.on("download", lambda download: self._spawn(self._on_download(download)))
+        page.on("close", lambda closed: self._on_close(closed))
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    def _on_new_page(self, page: Any) -> None:
+        if page is self.page or self.opening:
+            return
+        self.watch(page)
+        self.page, self.snapshot = page, None
+        self.notes.append(f"a new window opened ({page.url or 'about:blank'}); it is now "
+                          "the current page")
+
+    def _on_close(self, page: Any) -> None:
+        if page is not self.page:
+            return
+        others = [p for p in self.context.pages if p is not page and not p.is_closed()]
+        self.page, self.snapshot = (others[-1] if others else None), None
+        if others:
+            self.notes.append(f"the window closed; back on {self.page.url}")
+
+    def _on_console(self, message: Any) -> None:
+        self.console.append(f"[{message.type}] {message.text}")
+
+    async def _on_dialog(self, dialog: Any) -> None:
+        kind, text = dialog.type, dialog.message
+        try:
+            if kind == "prompt":
+                await dialog.accept(dialog.default_value)
+                how = f"answered with {dialog.default_value!r}"
+            else:
+                await dialog.accept()
+                how = "accepted"
+        except Exception:  # the page went away meanwhile
+            return
+        self.notes.append(f"a {kind} dialog said {text!r}; {how}")
+
+    async def _on_download(self, download: Any) -> None:
+        name = download.suggested_filename or "download"
+        try:
+            source = await download.path()
+            saved = await asyncio.to_thread(save_download, self.ctx, name, source)
+            self.notes.append(f"downloaded {name} to {saved}")
+        except Exception as exc:
+            self.notes.append(f"download {name} refused: {exc}")
+        finally:
+            await download.delete()
+
+    # -- the current page --------------------------------------------------------------
+
+    async def current(self) -> Any:
+        """The page to act on (a new one when every window was closed)."""
+        if self.page is None or self.page.is_closed():
+            self.opening = True
+            try:
+                self.page = await self.context.new_page()
+            finally:
+                self.opening = False
+            self.watch(self.page)
+            self.snapshot = None
+        return self.page
+
+    async def settle(self) -> None:
+        """Let event handlers (dialogs, downloads) that started finish."""
+        if self.pending:
+            await asyncio.wait(list(self.pending), timeout=5)
+
+    def take_notes(self) -> list[str]:
+        taken, self.notes = self.notes, []
+        return taken
+
+    async def locate(self, ref: str) -> Any:
+        """The element ``ref`` of the last snapshot, or ``ToolError`` saying what to do."""
+        ref = ref.strip().removeprefix("ref=").strip("[]")
+        page = await self.current()
+        if self.snapshot is None or ref not in self.snapshot.refs:
+            raise ToolError(f"no element {ref} in the last snapshot; take a new "
+                            "browser_snapshot")
+        locator = page.locator(f"aria-ref={ref}")
+        if await locator.count() == 0:
+            raise ToolError(f"element {ref} is no longer on the page (it changed); take a "
+                            "new browser_snapshot")
+        return locator
+
+
+COUNT_OPENED = """(() => {
+  const open = window.open;
+  window.open = function (...args) {
+    window.__hermesOpened = (window.__hermesOpened || 0) + 1;
+    return open.apply(this, args);
+  };
+  document.addEventListener("click", (event) => {
+    const link = event.target instanceof Element && event.target.closest("a[target]");
+    if (link && link.target !== "_self") window.__hermesOpened = (window.__hermesOpened || 0) + 1;
+  }, true);
+})();"""
+"""Counts the windows a page opens (``window.open``, links to another target), so that
+an action waits for the new window instead of racing it."""
+
+
+def save_download(ctx: ToolContext | None, name: str, source: Any) -> str:
+    """Write a finished download into the session's working directory under the file
+    tools' write rules; the path shown to the model."""
+    from pathlib import Path
+
+    from hermes.tools.targets import file_target
+
+    if ctx is None:
+        raise ToolError("no session to save it for")
+    target = file_target(Path(name).name or "download", ctx, write=True)
+    target.files.write(target.path, Path(source).read_bytes(), 0o644)
+    return target.shown
