@@ -58,11 +58,13 @@ def start_runtime(root: Path, environ: dict[str, str], pages: WebPages,
 
 
 def extract(site: tuple[Runtime, WebPages, dict[str, str]], *urls: str,
-            session: str = "s1", **args: Any) -> list[dict[str, Any]]:
-    """``web_extract`` of ``urls`` (paths on the site or whole URLs); each URL's entry."""
+            session: str = "s1", context: dict[str, Any] | None = None,
+            **args: Any) -> list[dict[str, Any]]:
+    """``web_extract`` of ``urls`` (paths on the site or whole URLs); each URL's entry;
+    ``context`` sets fields of the tool context."""
     runtime, pages, environ = site
     ctx = ToolContext.for_session(runtime.home, runtime.container.environment(), session,
-                                  environ=environ)
+                                  environ=environ, **(context or {}))
     full = [pages.url(url) if url.startswith("/") else url for url in urls]
     result = runtime.container.tools().dispatch("web_extract", {"urls": full, **args}, ctx)
     assert not result.is_error, result.content
@@ -261,3 +263,26 @@ def test_the_cache_answers_within_its_ttl_in_private_files(
     finally:
         runtime.close()
 
+
+
+def test_web_model_names_the_model_that_condenses(
+        tmp_path: Path, webpages: WebPages, llm: FakeLLM) -> None:  # noqa: F811
+    root = tmp_path / ".hermes"
+    write_fake_provider(root, llm.openai_base_url)
+    environ = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    runtime = start_runtime(root, environ, webpages, "web.cache_ttl=0",
+                            "web.summarize_over=3000", "web.model=gpt-4o-mini")
+    try:
+        llm.push(Reply(text="Short version."))
+        (entry,) = extract((runtime, webpages, environ), "/long")
+        assert "Short version." in entry["content"]
+        assert llm.requests[-1].body["model"] == "gpt-4o-mini"
+    finally:
+        runtime.close()
+
+
+def test_an_interrupted_turn_reads_no_more_pages(site) -> None:
+    before = len(site[1].requests)
+    entries = extract(site, "/article", "/docs", context={"cancelled": lambda: True})
+    assert all("the turn was interrupted" in entry["error"] for entry in entries)
+    assert len(site[1].requests) == before

@@ -63,11 +63,14 @@ class JsonStore:
         try:
             private_dir(self.directory)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
+        except OSError:
+            return
+        try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:  # mkstemp makes it 0600
                 json.dump(data, handle, ensure_ascii=False)
             os.replace(tmp, self.directory / f"{key}.json")
         except OSError:
-            return
+            Path(tmp).unlink(missing_ok=True)
 
 
 def page_cache(home_path: Path, ttl: float) -> JsonStore:

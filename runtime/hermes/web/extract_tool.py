@@ -89,6 +89,8 @@ class PageReader:
     def read(self, url: str, fmt: Format, full: bool) -> dict[str, Any]:
         """The entry of ``url``: its fenced content and notes, or one error line."""
         shown = redact_url(url)
+        if self.cancelled is not None and self.cancelled():
+            return {"url": shown, "error": f"{shown}: not read: the turn was interrupted"}
         try:
             entry = self._read(url, fmt, full)
         except HermesError as exc:
