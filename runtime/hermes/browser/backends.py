@@ -104,8 +104,11 @@ class LocalBackend(SharedBrowser):
 
 
 class CdpBackend(SharedBrowser):
-    """A browser the user runs, reached at ``url`` over the DevTools protocol; it stays
-    running when we let go of it."""
+    """A browser the user runs on this machine, reached at ``url`` over the DevTools
+    protocol; each context goes through the guard proxy on loopback. It stays running
+    when we let go of it."""
+
+    guarded_by_proxy = True
 
     def __init__(self, url: str, timeout: float) -> None:
         super().__init__()

@@ -221,6 +221,8 @@ class BrowserService:
             return LocalBackend(executable, settings.headless, proxy, switches)
         if settings.backend == "cdp":
             assert settings.cdp_url is not None
+            # the user's browser reaches our loopback proxy: each context goes through it
+            await asyncio.to_thread(self._guard_settings)
             return CdpBackend(settings.cdp_url, settings.navigation_timeout)
         provider = self._provider()
         if provider is None:

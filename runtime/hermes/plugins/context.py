@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 UNSUPPORTED = ("register_middleware", "register_web_search_provider",
-               "register_browser_provider", "register_image_gen_provider",
+               "register_image_gen_provider",
                "register_video_gen_provider", "register_cron_scheduler",
                "register_context_engine", "register_dashboard_auth_provider",
                "register_secret_source", "register_tts_provider",
@@ -195,6 +195,20 @@ class PluginContext:
         factory = provider if inspect.isfunction(provider) or inspect.isclass(provider) \
             else (lambda _home, _settings, instance=provider: instance)
         self._record.memory_providers[_provider_name(key)] = factory
+
+    def register_browser_provider(self, provider: Any) -> None:
+        """A browser service (hermes-agent's ``BrowserProvider``: ``name``,
+        ``is_available()``, ``create_session(session_id)`` returning ``{"cdp_url": ...,
+        "bb_session_id": ...}`` (or the URL, or a Playwright ``Browser``) and
+        ``close_session(id)``) that ``browser.backend: <name>`` selects."""
+        name = getattr(provider, "name", None)
+        if not isinstance(name, str):
+            raise ValueError("register_browser_provider needs a provider with a name")
+        if not callable(getattr(provider, "create_session", None)):  # hermes-agent ignores it
+            self._host.warn_plugin(self.found.key, f"browser provider {name!r} has no "
+                                   "create_session(session_id); it is not used")
+            return
+        self._record.browser_providers[_provider_name(name)] = provider
 
     def register_environment(self, name: str, factory: Callable[..., Any]) -> None:
         """An execution environment: ``environment.kind: <name>`` runs tools' commands in
