@@ -148,7 +148,9 @@ def test_every_auth_refusal(served: Gateway) -> None:
      "last message"),
     (b'{"model": "nosuch", "messages": [{"role": "user", "content": "hi"}]}', 404, "nosuch"),
     (b'{"model": "default", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}',
-     400, "only text"),
+     400, "an image part needs a URL"),
+    (b'{"model": "default", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}',
+     400, "only text and image content"),
     (b"[1, 2]", 400, "body"),
 ])
 def test_bad_bodies_are_refused_and_nothing_is_written(served: Gateway, root: Path, body: bytes,

@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "hermes.plugins": SERVICES,
     "hermes.mcp": SERVICES,
     "hermes.web": SERVICES,
+    "hermes.vision": SERVICES,
     "hermes.browser": SERVICES,
     "hermes.models": SERVICES,
     "hermes.doctor": SERVICES,

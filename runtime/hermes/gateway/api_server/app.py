@@ -33,18 +33,19 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from hermes.agent.attachments import Attachment, ImageRefused
 from hermes.agent.commands import parse, route
 from hermes.agent.conversations import Busy, Draining
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import AgentEvents, TurnResult
 from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send, limit_bodies
+from hermes.gateway.api_server.images import Message, split_with_images
 from hermes.gateway.api_server.request_models import (
     ChatRequest,
     ResponsesRequest,
     parse_body,
-    split_conversation,
-    text_of,
+    parts_of,
 )
 from hermes.gateway.api_server.responses import ResponseStore
 from hermes.gateway.api_server.wire import (
@@ -145,9 +146,10 @@ class _Api:
         body = parse_body(await request.body(), ChatRequest)
         served = self._profile(request, body.model)
         session_id = _session_header(request)
-        messages = [(m.role, text_of(m.content, f"messages.{i}.content"))
+        messages = [(m.role, *parts_of(m.content, f"messages.{i}.content"))
                     for i, m in enumerate(body.messages)]
-        instructions, history, text = split_conversation(messages, "messages")
+        instructions, history, text, images = await asyncio.to_thread(
+            split_with_images, messages, "messages", served.service.runtime.settings)
         headers = {SESSION_HEADER: session_id}
         answer = await _plugin_command(served.service, text, session_id)
         if answer is not None:
@@ -156,11 +158,11 @@ class _Api:
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
             stream = _stream_chat(served.service, body.model, session_id, history,
-                                  instructions, text, usage)
+                                  instructions, Turn(text, images), usage)
             await stream.__anext__()  # takes the turn slot now: 429/503 before streaming
             return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
         _, result = await _run(served.service, Interaction(source="api_server", stream=False),
-                               session_id, history, instructions, text)
+                               session_id, history, instructions, Turn(text, images))
         return JSONResponse(completion(body.model, result.text, result.usage), headers=headers)
 
     async def create_response(self, request: Request) -> Any:
@@ -171,11 +173,12 @@ class _Api:
             raise WireError(400, "stream: streaming is not supported on /v1/responses; use "
                                  "/v1/chat/completions with stream=true", param="stream")
         if isinstance(body.input, str):
-            messages = [("user", body.input)]
+            messages: list[Message] = [("user", body.input, [])]
         else:
-            messages = [(m.role, text_of(m.content, f"input.{i}.content"))
+            messages = [(m.role, *parts_of(m.content, f"input.{i}.content"))
                         for i, m in enumerate(body.input)]
-        instructions, history, text = split_conversation(messages, "input")
+        instructions, history, text, images = await asyncio.to_thread(
+            split_with_images, messages, "input", served.service.runtime.settings)
         instructions = "\n\n".join(x for x in (body.instructions, instructions) if x) or None
         session_id = None
         if body.previous_response_id:
@@ -190,7 +193,8 @@ class _Api:
             text = await asyncio.to_thread(served.service.expand, text)  # /<skill> [request]
             session_id, result = await _run(served.service,
                                             Interaction(source="api_server", stream=False),
-                                            session_id, history, instructions, text)
+                                            session_id, history, instructions,
+                                            Turn(text, images))
             answer, usage = result.text, result.usage
         else:
             usage = Usage()
@@ -244,14 +248,22 @@ def _answered(model: str, text: str, stream: bool, headers: dict[str, str]) -> A
     return StreamingResponse(iter(parts), media_type="text/event-stream", headers=headers)
 
 
+@dataclass(frozen=True)
+class Turn:
+    """The client's last user message: its text and its checked images."""
+
+    text: str
+    images: list[Attachment]
+
+
 async def _run(service: ProfileService, how: Interaction, session_id: str,
                history: list[dict[str, Any]], instructions: str | None,
-               text: str) -> tuple[str, TurnResult]:
+               turn: Turn) -> tuple[str, TurnResult]:
     """One turn in the conversation of ``session_id`` (ended after it); its session id."""
     with _slot(service):
         conversation = await asyncio.to_thread(service.open, how, session_id, history,
                                                instructions)
-        result = await asyncio.to_thread(service.run_to_end, conversation, text)
+        result = await asyncio.to_thread(_run_to_end, service, conversation, turn)
     _raise_for(result)
     return conversation.session_id, result
 
@@ -276,8 +288,17 @@ def _raise_for(result: TurnResult) -> None:
                              "session keeps what was done", "server_shutting_down")
 
 
+def _run_to_end(service: ProfileService, conversation: Any, turn: Turn) -> TurnResult:
+    """``service.run_to_end``; images a model cannot take (no vision, no vision.model) are
+    a 400 before the turn."""
+    try:
+        return service.run_to_end(conversation, turn.text, turn.images)
+    except ImageRefused as exc:
+        raise WireError(400, str(exc), param="messages", code="invalid_image") from exc
+
+
 async def _stream_chat(service: ProfileService, model: str, session_id: str,
-                       history: list[dict[str, Any]], instructions: str | None, text: str,
+                       history: list[dict[str, Any]], instructions: str | None, turn: Turn,
                        include_usage: bool) -> AsyncIterator[str]:
     with _slot(service):
         yield ""  # the slot is held: the response may start
@@ -294,25 +315,24 @@ async def _stream_chat(service: ProfileService, model: str, session_id: str,
         how = Interaction(source="api_server", stream=True, events=events)
         conversation = await asyncio.to_thread(service.open, how, session_id, history,
                                                instructions)
-        turn = asyncio.ensure_future(asyncio.to_thread(service.run_to_end, conversation, text))
-        turn.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait,
-                                                                   ("done", None)))
+        running = asyncio.ensure_future(asyncio.to_thread(_run_to_end, service, conversation,
+                                                          turn))
+        running.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait,
+                                                                      ("done", None)))
         chunk_id = new_id("chatcmpl")
         try:
             yield _sse(chunk(chunk_id, model, {"role": "assistant", "content": ""}))
             while (item := await queue.get())[0] != "done":
                 yield _sse(_event_chunk(chunk_id, model, *item))
-            result = turn.result()
         except asyncio.CancelledError:  # the client went away: stop the turn (then ended)
             conversation.interrupt()
             raise
-        if result.exit_reason in ("error", "interrupted"):
-            try:
-                _raise_for(result)
-            except WireError as exc:
-                yield _sse(exc.body())
+        try:
+            _raise_for(running.result())
+        except WireError as exc:  # the turn failed, or no model could take its images
+            yield _sse(exc.body())
         else:
-            extra = {"usage": usage_body(result.usage)} if include_usage else {}
+            extra = {"usage": usage_body(running.result().usage)} if include_usage else {}
             yield _sse(chunk(chunk_id, model, {}, "stop", **extra))
         yield "data: [DONE]\n\n"
 

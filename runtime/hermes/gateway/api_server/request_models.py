@@ -134,28 +134,49 @@ def parse_body(raw: bytes, model: type[BodyT]) -> BodyT:
         raise WireError(400, f"{where}: {message}", param=where) from None
 
 
-def text_of(content: str | list[TextPart] | None, where: str) -> str:
-    """A message's text; only text parts are understood."""
+TEXT_PARTS = ("text", "input_text", "output_text")
+IMAGE_PARTS = ("image_url", "input_image")
+"""Chat completions' ``image_url`` part and the Responses API's ``input_image``."""
+
+
+def parts_of(content: str | list[TextPart] | None, where: str) -> tuple[str, list[str]]:
+    """A message's text, and the URLs of its images (``data:`` or http(s))."""
     if content is None or isinstance(content, str):
-        return content or ""
-    texts = []
-    for part in content:
-        if part.type not in ("text", "input_text", "output_text") or part.text is None:
-            raise WireError(400, f"{where}: only text content is supported, got a "
-                                 f"{part.type!r} part", param=where)
-        texts.append(part.text)
-    return "\n".join(texts)
+        return content or "", []
+    texts, urls = [], []
+    for index, part in enumerate(content):
+        if part.type in IMAGE_PARTS:
+            urls.append(_image_url(part, f"{where}.{index}"))
+        elif part.type in TEXT_PARTS and part.text is not None:
+            texts.append(part.text)
+        else:
+            raise WireError(400, f"{where}: only text and image content is supported, got "
+                                 f"a {part.type!r} part", param=where)
+    return "\n".join(texts), urls
 
 
-def split_conversation(messages: Sequence[tuple[str, str]], where: str
+def _image_url(part: TextPart, where: str) -> str:
+    """``{"image_url": {"url": ...}}`` (chat) or ``{"image_url": "..."}`` (Responses)."""
+    image = (part.model_extra or {}).get("image_url")
+    url = image.get("url") if isinstance(image, dict) else image
+    if not isinstance(url, str) or not url:
+        raise WireError(400, f"{where}.image_url: an image part needs a URL (data:image/...;"
+                             "base64,... or http(s)); file ids are not supported",
+                        param=f"{where}.image_url")
+    return url
+
+
+def split_conversation(messages: Sequence[tuple[str, str]], where: str, *,
+                       empty_last: bool = False
                        ) -> tuple[str | None, list[dict[str, Any]], str]:
-    """``(instructions, history, last user text)`` of a client's conversation."""
+    """``(instructions, history, last user text)`` of a client's conversation;
+    ``empty_last``: the last user message may have no text (it carries images)."""
     instructions = "\n\n".join(text for role, text in messages
                                if role in ("system", "developer") and text) or None
     turns = [(role, text) for role, text in messages if role in ("user", "assistant")]
     if not turns or turns[-1][0] != "user":
         raise WireError(400, f"{where}: the last message must come from the user", param=where)
-    if not turns[-1][1].strip():
+    if not turns[-1][1].strip() and not empty_last:
         raise WireError(400, f"{where}: the last user message is empty", param=where)
     history = [{"role": role, "content": text} for role, text in turns[:-1]]
     return instructions, history, turns[-1][1]
