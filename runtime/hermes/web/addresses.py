@@ -276,13 +276,14 @@ def default_port(parts: SplitResult) -> int:
     return parts.port or (443 if parts.scheme.lower() == "https" else 80)
 
 
-def config_option(section: Any, key: str) -> Any:
-    """``section.key`` of a config section given as a dataclass, a mapping or None."""
+def config_option(section: Any, key: str, default: Any = None) -> Any:
+    """``section.key`` of a config section given as a model, a mapping or None;
+    ``default`` when the section has no such key (an explicit null stays None)."""
     if section is None:
-        return None
+        return default
     if isinstance(section, dict):
-        return section.get(key)
-    return getattr(section, key, None)
+        return section.get(key, default)
+    return getattr(section, key, default)
 
 
 def _short(url: str) -> str:

@@ -60,15 +60,14 @@ class ExtractSettings:
 
     @classmethod
     def from_config(cls, web: Any) -> ExtractSettings:
+        """The settings of a ``web`` section (missing keys keep the defaults; a null
+        ``summarize_over`` turns condensing off)."""
         base = cls()
-        summarize = config_option(web, "summarize_over") if web is not None else 12_000
+        summarize = config_option(web, "summarize_over", base.summarize_over)
+        ttl = config_option(web, "cache_ttl")
         return cls(max_chars=int(config_option(web, "max_chars") or base.max_chars),
                    summarize_over=None if summarize is None else int(summarize),
-                   cache_ttl=float(_or(config_option(web, "cache_ttl"), base.cache_ttl)))
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
+                   cache_ttl=base.cache_ttl if ttl is None else float(ttl))
 
 
 ModelSource = Callable[[], ModelClient]
