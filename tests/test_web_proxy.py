@@ -211,6 +211,18 @@ def test_a_client_that_sends_no_request_is_dropped_after_the_head_timeout() -> N
         assert time.monotonic() - start < 5
 
 
+def test_a_tunnel_where_nothing_moves_is_closed_after_the_idle_timeout(
+        allowed: Origin) -> None:
+    policy = AddressPolicy([f"127.0.0.1:{allowed.port}"])
+    with start_guard_proxy(policy, Limits(idle_timeout=0.3)) as proxy:
+        sock, answer = raw(proxy, f"CONNECT 127.0.0.1:{allowed.port} HTTP/1.1")
+        with sock:
+            assert answer.startswith(b"HTTP/1.1 200")
+            start = time.monotonic()
+            assert sock.recv(10) == b""  # the origin waits for a request that never comes
+        assert time.monotonic() - start < 5
+
+
 def test_close_stops_listening() -> None:
     proxy = start_guard_proxy(AddressPolicy())
     port = int(proxy.url.rsplit(":", 1)[1])

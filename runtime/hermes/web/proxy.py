@@ -322,12 +322,14 @@ async def _connect(guard: GuardProxy, host: str, port: int
 async def _pipe_both(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter,
                      idle: float) -> None:
-    """Copy bytes both ways until either side ends or nothing moves for ``idle`` s."""
+    """Copy bytes both ways until the origin's side ends, the client's breaks, or
+    nothing moves either way for ``idle`` seconds."""
     activity = asyncio.Event()
     tasks = [asyncio.create_task(_copy(reader, up_writer, activity)),
              asyncio.create_task(_copy(up_reader, writer, activity))]
     try:
-        while not tasks[1].done():  # until the origin's side ends
+        # until the origin's side ends, or the client's breaks (a reset, not an EOF)
+        while not tasks[1].done() and not (tasks[0].done() and tasks[0].exception()):
             activity.clear()
             waiter = asyncio.create_task(activity.wait())
             pending = [task for task in tasks if not task.done()]
