@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -107,3 +108,21 @@ def test_registering_web_extract_loads_no_http_client_nor_extractor() -> None:
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, timeout=60).stdout
     assert json.loads(shown) == []
+
+
+def test_a_name_server_that_never_answers_costs_the_request_its_timeout() -> None:
+    never = threading.Event()
+
+    def silent(host: str, port: int) -> list[str]:
+        never.wait(30)
+        return [PUBLIC]
+
+    fetcher = Fetcher(AddressPolicy(resolver=silent), FetchLimits(timeout=0.5),
+                      RecordingNetwork())
+    started = time.monotonic()
+    try:
+        with pytest.raises(FetchError, match=r"within web\.timeout \(0\.5 s\)"):
+            fetcher.fetch("http://slow-dns.example/")
+        assert time.monotonic() - started < 1.5
+    finally:
+        never.set()

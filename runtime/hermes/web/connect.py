@@ -12,15 +12,17 @@ Every read, write and connect waits at most until the request's deadline, so
 from __future__ import annotations
 
 import ssl
+import threading
 import time
 import typing
 from collections.abc import Iterable, Iterator
+from typing import Any
 from urllib.parse import urljoin
 
 import httpcore
 import httpx
 
-from hermes.web.addresses import AddressPolicy, BlockedAddress
+from hermes.web.addresses import AddressPolicy, BlockedAddress, literal_address
 from hermes.web.fetch import FetchError, FetchLimits, Page, content_kind, log
 from hermes.web.redaction import redact_url
 
@@ -85,7 +87,7 @@ class GuardedBackend(httpcore.NetworkBackend):
                     socket_options: Iterable[typing.Any] | None = None,
                     ) -> httpcore.NetworkStream:
         failure: Exception | None = None
-        for address in self.policy.resolve(host, port):
+        for address in self._resolve(host, port):
             try:
                 stream = self.base.connect_tcp(address, port, self.deadline.left(timeout),
                                                local_address, socket_options)
@@ -95,6 +97,30 @@ class GuardedBackend(httpcore.NetworkBackend):
             self.connected.append(address)
             return DeadlineStream(stream, self.deadline)
         raise failure or httpcore.ConnectError(f"{host}: no address to connect to")
+
+    def _resolve(self, host: str, port: int) -> list[str]:
+        """``policy.resolve`` by the deadline: a name server that never answers costs
+        the request its time, not the caller's thread (the lookup is left to finish)."""
+        if literal_address(host) is not None:
+            return self.policy.resolve(host, port)
+        outcome: list[Any] = []
+        done = threading.Event()
+
+        def lookup() -> None:
+            try:
+                outcome.append(self.policy.resolve(host, port))
+            except BaseException as exc:  # handed to the waiting thread
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=lookup, name="web-resolve", daemon=True).start()
+        if not done.wait(self.deadline.left()):
+            raise httpcore.ConnectTimeout(f"{host}: no DNS answer in time")
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        addresses: list[str] = outcome[0]
+        return addresses
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[typing.Any] | None = None,
