@@ -171,9 +171,9 @@ def measure(port: int, rounds: int, base: Path) -> dict[str, list[float]]:
                 took = side(url)
                 if n >= 2:
                     times[name].append(took)
-            for name, side in (("tools snapshot", tools.snapshot),
+            for name, snap in (("tools snapshot", tools.snapshot),
                                ("playwright snapshot", library.snapshot)):
-                took = side()
+                took = snap()
                 if n >= 2:
                     times[name].append(took)
     finally:
