@@ -32,6 +32,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -173,6 +174,7 @@ def long_article() -> str:
     return article("The Millbrook bridge: the full inquiry report", paragraphs)
 
 
+@lru_cache(maxsize=256)
 def bench_page(n: int) -> str:
     """Page ``n`` of the bench site: an article of 8-20 paragraphs with boilerplate."""
     count = 8 + n % 13
