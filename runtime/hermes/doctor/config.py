@@ -11,6 +11,7 @@ from typing import Any
 from hermes.agent.prechecks import missing_api_key
 from hermes.credentials import secret_hint
 from hermes.doctor.base import Check, Status
+from hermes.doctor.browser import check_browser
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
 from hermes.doctor.sandbox import check_sandbox, check_workspace
 from hermes.errors import ConfigError
@@ -32,7 +33,7 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str], *
                     f"model {config.provider.model}, environment {config.environment.kind}")]
     checks.append(_credentials(composed))
     checks.append(_endpoint(config.provider, offline))
-    return checks + _environment(config, home, environ, offline)
+    return checks + _environment(config, home, environ, offline) + [check_browser(config.browser)]
 
 
 def config_fix(exc: ConfigError, home: Home) -> str:
