@@ -2,15 +2,17 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/web.py                    # 50 pages, 5 rounds
+    .venv/bin/python bench/web.py                    # 50 pages, 5 rounds, 1 per call
+    .venv/bin/python bench/web.py --per-call 5       # 5 URLs per call, as a model asks
     .venv/bin/python bench/web.py --pages 20 --rounds 3 --json /tmp/web.json
 
 The test site of the tests (``tests/webpages.py``) serves 50 news pages (8 to 20
 paragraphs each, inside navigation, a cookie banner, a sidebar and a footer) on
 127.0.0.1, from a process of its own. Each round reads every page with three sides,
-which take turns page by page in rotating order (so load from elsewhere lands on all):
+which take turns call by call in rotating order (so load from elsewhere lands on all):
 
-- ``web_extract``: one ``web_extract`` call per page through the tool registry's
+- ``web_extract``: one ``web_extract`` call per page (``--per-call N``: per N pages,
+  which it fetches at once) through the tool registry's
   ``dispatch`` (argument validation, the address check, the guarded fetch over loopback,
   trafilatura, the fence, redaction, the result's cap), the cache off;
 - ``trafilatura``: ``trafilatura.extract`` of the same pages' HTML, already in memory,
@@ -52,8 +54,8 @@ from test_tools_support import make_context  # noqa: E402
 from webpages import WebPages, serve_pages  # noqa: E402
 
 TARGET = 1.2
-Side = Callable[[str], None]
-"""Reads one page."""
+Side = Callable[[list[str]], None]
+"""Reads a group of pages (one ``web_extract`` call's worth)."""
 
 
 def tool_side(pages: WebPages, base: Path) -> Side:
@@ -63,9 +65,10 @@ def tool_side(pages: WebPages, base: Path) -> Side:
     assert any(t.name == "web" for t in TOOLSETS)
     ctx = make_context(base)
 
-    def run(url: str) -> None:
-        result = registry.dispatch("web_extract", {"urls": [url]}, ctx)
-        assert "<web-content" in json.loads(result.content)["results"][0]["content"]
+    def run(urls: list[str]) -> None:
+        result = registry.dispatch("web_extract", {"urls": urls}, ctx)
+        entries = json.loads(result.content)["results"]
+        assert all("<web-content" in entry["content"] for entry in entries), entries
     return run
 
 
@@ -75,8 +78,9 @@ def extractor_side(documents: dict[str, str]) -> Side:
 
     options = extractor_options("markdown")
 
-    def run(url: str) -> None:
-        assert trafilatura.extract(documents[url], **options)
+    def run(urls: list[str]) -> None:
+        for url in urls:
+            assert trafilatura.extract(documents[url], **options)
     return run
 
 
@@ -88,13 +92,15 @@ def plain_fetch_side() -> Side:
 
     options = extractor_options("markdown")
 
-    def run(url: str) -> None:
-        with urllib.request.urlopen(url) as response:
-            assert trafilatura.extract(response.read().decode(), **options)
+    def run(urls: list[str]) -> None:
+        for url in urls:
+            with urllib.request.urlopen(url) as response:
+                assert trafilatura.extract(response.read().decode(), **options)
     return run
 
 
-def measure(pages: WebPages, count: int, rounds: int, base: Path) -> dict[str, list[float]]:
+def measure(pages: WebPages, count: int, rounds: int, per_call: int,
+            base: Path) -> dict[str, list[float]]:
     import urllib.request
 
     urls = [pages.url(f"/page/{n}") for n in range(count)]
@@ -105,11 +111,12 @@ def measure(pages: WebPages, count: int, rounds: int, base: Path) -> dict[str, l
     names = list(sides)
     for round_ in range(rounds + 1):
         spent = dict.fromkeys(names, 0.0)
-        for index, url in enumerate(urls):  # the sides take turns page by page
+        groups = [urls[at:at + per_call] for at in range(0, len(urls), per_call)]
+        for index, group in enumerate(groups):  # the sides take turns group by group
             shift = (round_ + index) % len(names)
             for name in names[shift:] + names[:shift]:
                 started = time.perf_counter()
-                sides[name](url)
+                sides[name](group)
                 spent[name] += time.perf_counter() - started
         if round_:  # the first round warms imports, the TLS context, caches
             for name in names:
@@ -128,6 +135,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--per-call", type=int, default=1, choices=range(1, 6),
+                        help="URLs per web_extract call (1 to 5; the pages of a call are "
+                        "fetched at once)")
     parser.add_argument("--json", type=Path, help="write every round's times here")
     args = parser.parse_args()
     receiver, sender = multiprocessing.Pipe(duplex=False)
@@ -137,11 +147,13 @@ def main() -> None:
     port, other = receiver.recv()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            times = measure(WebPages(port, other), args.pages, args.rounds, Path(tmp))
+            times = measure(WebPages(port, other), args.pages, args.rounds, args.per_call,
+                            Path(tmp))
     finally:
         stop.set()
         server.join(10)
-    print(f"{args.pages} pages x {args.rounds} rounds; {platform.machine()}, Python "
+    print(f"{args.pages} pages x {args.rounds} rounds, {args.per_call} per call; "
+          f"{platform.machine()}, Python "
           f"{platform.python_version()}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'side':<18} {'median s':>9} {'per page ms':>12}")
     medians = {name: statistics.median(values) for name, values in times.items()}
