@@ -138,14 +138,14 @@ def test_remove_asks_before_deleting_a_hand_written_plugin(hermes, root: Path) -
 def test_unsupported_registrations_keep_the_rest_of_the_plugin(hermes, root: Path) -> None:
     add(root, "web-lite")
     result = hermes("plugins", "enable", "web-lite")
-    assert "registers 1 tool (lite_status); not supported yet: web search provider, " \
-           "middleware, image gen provider, video gen provider, cron scheduler" in ok(result)
+    assert "registers 1 tool (lite_status), 1 web search provider (lite); not supported " \
+           "yet: middleware, image gen provider, video gen provider, cron scheduler" in ok(result)
     assert "browser provider 'lite-browser' has no create_session" in result.stderr
     assert "warning: plugin web-lite: register_middleware() is not supported yet; the rest " \
            "of the plugin works" in result.stderr
     listed = ok(hermes("plugins", "list"))
-    assert "enabled, not supported yet: web search provider" in listed
-    assert "not supported yet: web search provider, middleware" in \
+    assert "enabled, not supported yet: middleware" in listed
+    assert "not supported yet: middleware, image gen provider" in \
         ok(hermes("plugins", "info", "web-lite"))
     proc, requests = one_shot(hermes, root, "web-lite", [
         Reply(tool_calls=[ToolCall("lite_status", {})]), Reply(text="Lite is up.")],

@@ -67,17 +67,22 @@ from hermes.skills.store import SkillsStore, skills_store
 from hermes.skills.tools import skill_tools
 from hermes.tools.registry import build_tool_registry
 from hermes.web.extract_tool import web_extract_tool
+from hermes.web.search import configured_backend, web_search_tool
 
 
 def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
                    environ: Mapping[str, str], jobs: Jobs,
-                   delegation: DelegationConfig, web: Any, web_model: Any) -> list[Any]:
+                   delegation: DelegationConfig, web: Any, web_model: Any,
+                   web_search_providers: Any) -> list[Any]:
     """Tools that services contribute: the memory service's (``tool_specs()``), the
     skill tools over the skills store, the ``cronjob`` tool over the profile's jobs,
-    ``delegate_task`` as ``delegation`` configures it and ``web_extract`` under ``web``
+    ``delegate_task`` as ``delegation`` configures it, ``web_search`` over ``web.backend``
+    (a plugin's from ``web_search_providers``) and ``web_extract`` under ``web``
     (``web_model`` gives the model that condenses long pages, built when first needed)."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
-            delegate_tool(delegation), web_extract_tool(web, web_model)]
+            delegate_tool(delegation),
+            web_search_tool(web, lambda: configured_backend(web, web_search_providers)),
+            web_extract_tool(web, web_model)]
 
 
 def _with_browser(specs: list[Any], browser: BrowserService) -> list[Any]:
@@ -186,7 +191,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
         environ=environ,
         specs=providers.Callable(_with_browser, providers.Callable(
             _tool_specs_of, memory, skills, environ, jobs, settings.provided.delegation,
-            settings.provided.web, web_model.provider), browser),
+            settings.provided.web, web_model.provider,
+            providers.Callable(lazy, plugins.provider, "web_search_providers")), browser),
         contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 

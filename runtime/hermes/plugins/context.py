@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from hermes.plugins.discovery import Found
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-UNSUPPORTED = ("register_middleware", "register_web_search_provider",
+UNSUPPORTED = ("register_middleware",
                "register_image_gen_provider",
                "register_video_gen_provider", "register_cron_scheduler",
                "register_context_engine", "register_dashboard_auth_provider",
@@ -195,6 +195,17 @@ class PluginContext:
         factory = provider if inspect.isfunction(provider) or inspect.isclass(provider) \
             else (lambda _home, _settings, instance=provider: instance)
         self._record.memory_providers[_provider_name(key)] = factory
+
+    def register_web_search_provider(self, provider: Any) -> None:
+        """A web search backend (hermes-agent's ``WebSearchProvider``: ``name``,
+        ``is_available()``, ``search(query, limit)`` answering ``{"success": true, "data":
+        {"web": [{"title", "url", "description"}]}}``, optionally ``supports_extract()`` and
+        ``extract(urls)``) that ``web.backend: plugin:<name>`` selects."""
+        name = getattr(provider, "name", None)
+        if not isinstance(name, str) or not callable(getattr(provider, "search", None)):
+            raise ValueError("register_web_search_provider needs a provider with a name "
+                             "and search(query, limit)")
+        self._record.web_search_providers[_provider_name(name)] = provider
 
     def register_browser_provider(self, provider: Any) -> None:
         """A browser service (hermes-agent's ``BrowserProvider``: ``name``,

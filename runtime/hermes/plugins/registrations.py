@@ -65,6 +65,8 @@ class PluginRecord:
     platforms: dict[str, Callable[..., Any]] = field(default_factory=dict)
     memory_providers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     environments: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    web_search_providers: dict[str, Any] = field(default_factory=dict)
+    """``web.backend: plugin:<name>`` names: hermes-agent's ``WebSearchProvider`` instances."""
     browser_providers: dict[str, Any] = field(default_factory=dict)
     """``browser.backend`` names: hermes-agent's ``BrowserProvider`` instances."""
     unsupported: list[str] = field(default_factory=list)
@@ -83,7 +85,8 @@ class PluginRecord:
                  _count("platform", list(self.platforms)),
                  _count("memory provider", list(self.memory_providers)),
                  _count("environment", list(self.environments)),
-                 _count("browser provider", list(self.browser_providers))]
+                 _count("browser provider", list(self.browser_providers)),
+                 _count("web search provider", list(self.web_search_providers))]
         done = ", ".join(p for p in parts if p) or "nothing"
         if self.unsupported:
             done += f"; not supported yet: {', '.join(self.unsupported)}"
