@@ -1,7 +1,7 @@
 """The real Chromium behind the address guard (hermes.web.proxy): nothing a page does
 reaches loopback ports it was not allowed, nor the metadata service; the allowed page
-itself loads. Playwright launched with the guard's own settings (chromium_args,
-playwright_proxy), as the browser toolset launches it."""
+itself loads. First Playwright launched with the guard's own settings (chromium_args,
+playwright_proxy), then the same rules through the browser tools."""
 
 from __future__ import annotations
 
@@ -210,4 +210,69 @@ def test_the_allowed_page_loads_and_its_script_cannot_reach_the_internal_port(
     page.goto(webpages.url("/article"))
     assert "Millbrook" in page.locator("h1").inner_text()
     page.close()
+    assert internal_hits(webpages) == []
+
+
+# --- the same rules through the browser tools (hermes.browser, one runtime) -------------
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory, chromium: str,
+          webpages: WebPages) -> Iterator[Any]:  # noqa: F811
+    """``tools(name, **args)``: one browser tool call in session s1 of a runtime whose
+    web.allow_private admits the test site only; the result parsed."""
+    import json
+
+    from conftest import write_fake_provider
+    from test_browser import dispatch, start_runtime
+
+    user = tmp_path_factory.mktemp("user")
+    write_fake_provider(user / ".hermes", "http://127.0.0.1:9/v1")
+    environ = {"HOME": str(user), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+    runtime = start_runtime(user / ".hermes", environ, [webpages.allow])
+
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        result = dispatch(runtime, environ, user, name, "s1", args)
+        parsed: dict[str, Any] = json.loads(result.content)
+        return parsed | {"_error": parsed.get("error")} if result.is_error else parsed
+
+    yield call
+    runtime.close()
+
+
+def test_the_tools_refuse_a_redirect_to_loopback(tools: Any, webpages: WebPages) -> None:  # noqa: F811
+    result = tools("browser_navigate", url=webpages.url("/redirect-loopback"))
+    assert "127.0.0.1" in result["_error"] and "loopback" in result["_error"]
+    assert "\n" not in result["_error"]
+    assert internal_hits(webpages) == []
+
+
+def test_the_tools_report_what_a_pages_script_was_refused(tools: Any,
+                                                          webpages: WebPages) -> None:  # noqa: F811
+    seen = [tools("browser_navigate", url=webpages.url("/fetches-loopback"))["content"]]
+
+    def page_says_blocked() -> bool:
+        seen.append(tools("browser_snapshot")["content"])
+        return "blocked: TypeError" in seen[-1]
+
+    wait_until(page_says_blocked, timeout=15, what="the page's own fetch to fail")
+    events = [line for text in seen for line in text.splitlines()
+              if line.startswith("event: refused: blocked: ")]
+    assert any("127.0.0.1" in line and "loopback" in line for line in events), seen
+    assert SECRET not in "".join(seen) and internal_hits(webpages) == []
+
+
+def test_the_tools_refuse_a_name_that_resolves_to_a_private_address(
+        tools: Any, webpages: WebPages) -> None:  # noqa: F811
+    """This machine's own host name: the system resolver gives a loopback or private
+    address for it (/etc/hosts, a container's bridge), never in web.allow_private."""
+    import ipaddress
+    import socket
+
+    name = socket.gethostname()
+    addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    if all(ipaddress.ip_address(a).is_global for a in addresses):
+        pytest.skip(f"{name} resolves to public addresses only here ({addresses})")
+    result = tools("browser_navigate", url=f"http://{name}:{webpages.other_port}/secret")
+    assert name in result["_error"] and "refused unless web.allow_private" in result["_error"]
     assert internal_hits(webpages) == []
