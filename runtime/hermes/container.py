@@ -66,6 +66,7 @@ from hermes.sessions.store import open_session_store
 from hermes.skills.store import SkillsStore, skills_store
 from hermes.skills.tools import skill_tools
 from hermes.tools.registry import build_tool_registry
+from hermes.vision.tool import vision_analyze_tool
 from hermes.web.extract_tool import web_extract_tool
 from hermes.web.search import configured_backend, web_search_tool
 
@@ -85,9 +86,12 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
             web_extract_tool(web, web_model)]
 
 
-def _with_browser(specs: list[Any], browser: BrowserService) -> list[Any]:
-    """The services' tools and the ``browser`` toolset's (hidden without a browser)."""
-    return [*specs, *browser_tools(browser)]
+def _with_browser(specs: list[Any], browser: BrowserService, vision: Any = None,
+                  web: Any = None, model: Any = None) -> list[Any]:
+    """The services' tools, the ``browser`` toolset's (hidden without a browser) and
+    ``vision_analyze`` (``vision.*``; ``last_screenshot`` is the browser's)."""
+    return [*specs, *browser_tools(browser),
+            vision_analyze_tool(vision, web, model, browser.last_screenshot)]
 
 
 def _runtime_events(plugins: Any, shell_hooks: Any, browser: BrowserService) -> Any:
@@ -192,7 +196,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
         specs=providers.Callable(_with_browser, providers.Callable(
             _tool_specs_of, memory, skills, environ, jobs, settings.provided.delegation,
             settings.provided.web, web_model.provider,
-            providers.Callable(lazy, plugins.provider, "web_search_providers")), browser),
+            providers.Callable(lazy, plugins.provider, "web_search_providers")), browser,
+            settings.provided.vision, settings.provided.web, model.provider),
         contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 

@@ -5,8 +5,8 @@ Every front door (``hermes -z --image``, ``/image`` in chat, the API server's
 and hands the list to ``Conversation.run(text, images=...)``:
 
 - ``from_bytes(data, source, limits)``: bytes a platform or client delivered;
-- ``from_path(path, limits)``: a file the user named (their own path, read as is); with
-  ``access`` and ``cwd``, a path the model chose, through the sandbox's read rules;
+- ``from_path(path, limits)``: a file the user named (their own path, read as is; a
+  path the model chose goes through the file tools' rules: ``hermes.vision.tool``);
 - ``from_data_url(url, limits)``: a ``data:image/...;base64,...`` URL;
 - ``from_url(url, limits, fetch)``: an http(s) URL, fetched by ``fetch`` (the web
   fetcher, which keeps to the address rules).
@@ -26,13 +26,10 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes.errors import UserError
 from hermes.sessions.images import EXTENSIONS
-
-if TYPE_CHECKING:
-    from hermes.environments.sandbox.access import FileAccess
 
 KINDS = EXTENSIONS
 """The image types every vision API takes, and the file extension each is stored under."""
@@ -137,15 +134,9 @@ def from_bytes(data: bytes, source: str, limits: VisionLimits) -> Attachment:
     return Attachment(mime, data, source)
 
 
-def from_path(path: str | Path, limits: VisionLimits, *, access: FileAccess | None = None,
-              cwd: Path | None = None) -> Attachment:
-    """An image file. Without ``access``: the user's own path (a CLI argument, a chat
-    command), read as is. With it: a path the model chose, under the sandbox's read
-    rules (relative to ``cwd``)."""
-    if access is not None:
-        place = access.locate(str(path), cwd or Path.cwd())
-        access.check_read(place)
-        return from_bytes(access.read(place), str(place.shown), limits)
+def from_path(path: str | Path, limits: VisionLimits) -> Attachment:
+    """An image file the user named (a CLI argument, a chat command), read as is. A path
+    the model chose is read like ``read_file`` instead (``hermes.vision.tool``)."""
     named = Path(path).expanduser()
     try:
         size = named.stat().st_size

@@ -48,6 +48,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                        "browser_screenshot", "browser_console")),
     ToolsetSpec("web", "Search the web and read pages (web.backend; web.allow_private).",
                 tools=("web_search", "web_extract")),
+    ToolsetSpec("vision", "Look at images: files, URLs, the browser's last screenshot "
+                "(vision.model for a main model without vision).", tools=("vision_analyze",)),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )
