@@ -40,6 +40,7 @@ PAGES: dict[str, str] = {
     "/popup": """<title>Opener</title>
 <button onclick="window.open('/popped', '_blank')">Open window</button>""",
     "/popped": "<title>Popped</title><h1>The popped window</h1>",
+    "/download": '<title>Files</title><a href="/report.txt" download>Get the report</a>',
     "/console": """<title>Console</title><script>console.log('hello-console-42');
 setTimeout(() => { throw new Error('boom-913'); }, 0);</script><p>console page</p>""",
     "/list": "<title>Long list</title><ul>" + "".join(
@@ -57,6 +58,9 @@ class Handler(BaseHTTPRequestHandler):
             value = self.path.partition("=")[2] or "none"
             extra.append(("Set-Cookie", f"flavour={value}; Path=/"))
             body = f"<title>Cookie set</title><p>set {value}</p>"
+        elif self.path == "/report.txt":
+            extra.append(("Content-Disposition", 'attachment; filename="report.txt"'))
+            body = "quarterly numbers 5521\n"
         elif self.path == "/show-cookie":
             body = f"<title>Cookies</title><p>cookie: [{self.headers.get('Cookie', '')}]</p>"
         else:
@@ -261,6 +265,29 @@ def test_refused_addresses_are_one_line(browser, webpages) -> None:  # noqa: F81
     assert not [p for p in webpages.requests if p.startswith("INTERNAL")]
     schemes = browser("browser_navigate", url="javascript:alert(1)")["_error"]
     assert "http(s) URLs" in schemes
+
+
+def test_a_download_lands_in_the_working_directory(browser, own_site: str) -> None:
+    browser("browser_navigate", session="files", url=f"{own_site}/download")
+    shot = browser("browser_snapshot", session="files")["content"]
+    clicked = browser("browser_click", session="files", ref=ref_of(shot, 'link "Get the report"'))
+    work = Path(browser.runtime.home.path).parent / "work"
+    assert f"downloaded report.txt to {work / 'report.txt'}" in clicked["content"], clicked
+    runtime = browser.runtime
+    files = runtime.container.environment().session("files", None).files()
+    real, _ = files.locate(str(work / "report.txt"))  # under /tmp: the session's own /tmp
+    assert Path(real).read_text() == "quarterly numbers 5521\n"
+
+
+def test_a_file_the_sandbox_reads_opens(browser) -> None:
+    work = Path(browser.runtime.home.path).parent / "work"
+    files = browser.runtime.container.environment().session("s1", None).files()
+    real, _ = files.locate(str(work / "notes.html"), write=True)  # the session's own /tmp
+    Path(real).parent.mkdir(parents=True, exist_ok=True)
+    Path(real).write_text("<title>Notes</title><p>local notes 8812</p>")
+    opened = browser("browser_navigate", url=(work / "notes.html").as_uri())
+    assert "title: Notes" in opened.get("content", ""), opened
+    assert "local notes 8812" in browser("browser_snapshot")["content"]
 
 
 def test_a_file_url_outside_what_the_sandbox_reads_is_refused(browser, tmp_path) -> None:

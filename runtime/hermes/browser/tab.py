@@ -38,6 +38,8 @@ class Tab:
     console: deque[str] = field(default_factory=lambda: deque(maxlen=CONSOLE_KEPT))
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     opening: bool = False
+    downloads: int = 0
+    """Downloads begun so far."""
     """True while we open a page ourselves (not a window the page opened)."""
     route_guard: Any = None
     """The request checker of a browser that does not go through the guard proxy."""
@@ -49,19 +51,22 @@ class Tab:
         await self.context.add_init_script(COUNT_OPENED)
 
     async def adopt_opened(self, timeout: float = 5.0) -> None:
-        """After an action: when the page opened a window, wait until it is ours."""
+        """After an action: when the page opened a window or started a download (a link
+        with ``download``), wait until the window is ours and the download began."""
         page = self.page
         if page is None or page.is_closed():
             return
+        downloads = self.downloads
         try:
-            opened = await page.evaluate("() => window.__hermesOpened || 0")
+            opened, downloading = await page.evaluate(TAKE_COUNTS)
         except Exception:  # navigated away meanwhile
             return
-        if opened:
-            await page.evaluate("() => { window.__hermesOpened = 0; }")
-            if self.page is page:
-                with contextlib.suppress(Exception):
-                    await self.context.wait_for_event("page", timeout=timeout * 1000)
+        if opened and self.page is page:
+            with contextlib.suppress(Exception):
+                await self.context.wait_for_event("page", timeout=timeout * 1000)
+        deadline = time.monotonic() + timeout
+        while downloading and self.downloads == downloads and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     def watch(self, page: Any) -> None:
         page.on("dialog", lambda dialog: self._spawn(self._on_dialog(dialog)))
@@ -108,6 +113,7 @@ class Tab:
         self.notes.append(f"a {kind} dialog said {text!r}; {how}")
 
     async def _on_download(self, download: Any) -> None:
+        self.downloads += 1
         name = download.suggested_filename or "download"
         try:
             source = await download.path()
@@ -116,7 +122,8 @@ class Tab:
         except Exception as exc:
             self.notes.append(f"download {name} refused: {exc}")
         finally:
-            await download.delete()
+            with contextlib.suppress(Exception):  # the context closed meanwhile
+                await download.delete()
 
     # -- the current page --------------------------------------------------------------
 
@@ -162,12 +169,22 @@ COUNT_OPENED = """(() => {
     return open.apply(this, args);
   };
   document.addEventListener("click", (event) => {
-    const link = event.target instanceof Element && event.target.closest("a[target]");
-    if (link && link.target !== "_self") window.__hermesOpened = (window.__hermesOpened || 0) + 1;
+    const link = event.target instanceof Element && event.target.closest("a[href]");
+    if (!link) return;
+    if (link.hasAttribute("download"))
+      window.__hermesDownloads = (window.__hermesDownloads || 0) + 1;
+    else if (link.target && link.target !== "_self")
+      window.__hermesOpened = (window.__hermesOpened || 0) + 1;
   }, true);
 })();"""
-"""Counts the windows a page opens (``window.open``, links to another target), so that
-an action waits for the new window instead of racing it."""
+"""Counts the windows a page opens (``window.open``, links to another target) and the
+downloads its links start, so that an action waits for them instead of racing them."""
+TAKE_COUNTS = """() => {
+  const counts = [window.__hermesOpened || 0, window.__hermesDownloads || 0];
+  window.__hermesOpened = 0;
+  window.__hermesDownloads = 0;
+  return counts;
+}"""
 
 
 def save_download(ctx: ToolContext | None, name: str, source: Any) -> str:
@@ -179,6 +196,13 @@ def save_download(ctx: ToolContext | None, name: str, source: Any) -> str:
 
     if ctx is None:
         raise ToolError("no session to save it for")
-    target = file_target(Path(name).name or "download", ctx, write=True)
+    files = ctx.files or ctx.environment.files()
+    directory = str(ctx.cwd) if files.is_local else files.cwd
+    stem, dot, suffix = (Path(name).name or "download").partition(".")
+    for n in range(100):  # never over an existing file: "report (1).txt"
+        candidate = f"{stem}{f' ({n})' if n else ''}{dot}{suffix}"
+        target = file_target(f"{directory}/{candidate}", ctx, write=True)
+        if target.files.info(target.path) is None:
+            break
     target.files.write(target.path, Path(source).read_bytes(), 0o644)
     return target.shown
