@@ -23,10 +23,12 @@ from hermes.skills.tools import skill_tools
 from hermes.tools.core import core_tools
 from hermes.vision.tool import vision_analyze_tool
 from hermes.web.extract_tool import web_extract_tool
+from hermes.web.search import web_search_tool
 
 CODING = ["read_file", "write_file", "patch", "search_files", "terminal", "process", "todo",
           "clarify", "memory", "session_search", "skills_list", "skill_view", "skill_manage",
-          "cronjob", "delegate_task"]
+          "cronjob", "delegate_task", "web_search", "web_extract",
+          "vision_analyze"]
 
 
 @pytest.fixture
@@ -99,7 +101,8 @@ def test_config_refuses_unknown_toolset_and_tool_names(hermes, root: Path) -> No
 def test_the_catalogue_names_every_registered_tool() -> None:
     specs = [*core_tools(ripgrep=None), memory_tool(None), *fact_tools(None),  # type: ignore[arg-type]
              *skill_tools(None), cronjob_tool(None), delegate_tool(),  # type: ignore[arg-type]
-             web_extract_tool(), vision_analyze_tool(None, None, lambda: None),  # type: ignore[arg-type, return-value]
+             web_extract_tool(), web_search_tool(None, lambda: "off"),
+             vision_analyze_tool(None, None, lambda: None),  # type: ignore[arg-type, return-value]
              *browser_tools(BrowserService(home_from_path(Path("/nowhere")), BrowserConfig()))]
     registered = {spec.name: spec.toolset for spec in specs}
     declared = {tool: spec.name for spec in TOOLSETS for tool in spec.tools}
