@@ -27,13 +27,16 @@ class Extracted:
     """The page's final URL (after redirects)."""
     title: str
     text: str
+    by: str = ""
+    """The search backend that extracted it; empty: extracted here."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"url": self.url, "title": self.title, "text": self.text}
+        return {"url": self.url, "title": self.title, "text": self.text, "by": self.by}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Extracted:
-        return cls(str(data["url"]), str(data.get("title") or ""), str(data["text"]))
+        return cls(str(data["url"]), str(data.get("title") or ""), str(data["text"]),
+                   str(data.get("by") or ""))
 
 
 def extract_page(page: Page, fmt: Format) -> Extracted:

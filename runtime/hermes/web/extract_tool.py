@@ -20,7 +20,7 @@ from typing import Any
 from hermes.errors import HermesError
 from hermes.models.base import ModelClient
 from hermes.tools.base import ToolSpec, object_schema
-from hermes.web.addresses import config_option
+from hermes.web.addresses import config_option, default_port
 from hermes.web.cache import JsonStore, entry_key, page_cache, session_originals
 from hermes.web.extract import Extracted, Format, capped, extract_page
 from hermes.web.fetch import Fetcher
@@ -72,6 +72,48 @@ class ExtractSettings:
 
 ModelSource = Callable[[], ModelClient]
 """Gives the auxiliary model when a page needs condensing (built only then)."""
+BackendSource = Callable[[], Any]
+"""Gives the search backend (``web.backend``), or a line saying why there is none; one
+whose ``extract(urls)`` gives pages extracts them in place of the local extractor."""
+
+
+class RemoteExtractor:
+    """The search backend's own extraction, when it offers one (built once, lazily)."""
+
+    def __init__(self, source: BackendSource | None):
+        self.source = source
+        self._backend: list[Any] = []
+
+    def backend(self) -> Any:
+        """The backend, or None when there is none or it cannot work here."""
+        if self.source is None:
+            return None
+        if not self._backend:
+            try:
+                self._backend.append(self.source())
+            except HermesError as exc:
+                log.info("web_extract: no backend extraction (%s)", exc)
+                self._backend.append(None)
+        backend = self._backend[0]
+        usable = backend is not None and not isinstance(backend, str)
+        return backend if usable and not backend.unavailable() else None
+
+    def page(self, url: str) -> Extracted | None:
+        """``url`` as the backend extracts it; None: extract it here (no backend
+        extraction, or the backend failed for this page, which is logged)."""
+        backend = self.backend()
+        if backend is None:
+            return None
+        try:
+            pages = backend.extract([url])
+        except HermesError as exc:
+            log.info("web_extract %s: %s; extracting it here", redact_url(url), exc)
+            return None
+        if not pages or pages[0].error or not pages[0].text.strip():
+            return None
+        page = pages[0]
+        return Extracted(redact_url(page.url or url), page.title, page.text.strip(),
+                         by=backend.name)
 
 
 @dataclass
@@ -84,6 +126,7 @@ class PageReader:
     originals: JsonStore
     model: ModelSource | None = None
     cancelled: Callable[[], bool] | None = None
+    remote: RemoteExtractor | None = None
 
     def read(self, url: str, fmt: Format, full: bool) -> dict[str, Any]:
         """The entry of ``url``: its fenced content and notes, or one error line."""
@@ -115,10 +158,18 @@ class PageReader:
         return self._condensed(page, key, cached)
 
     def _fetch(self, url: str, fmt: Format, key: str) -> Extracted:
-        page = extract_page(self.fetcher.fetch(url), fmt)
+        page = self._remote(url) or extract_page(self.fetcher.fetch(url), fmt)
         page = replace(page, url=redact_url(page.url))  # no secret kept in the home
         self.cache.put(key, page.as_dict())
         return page
+
+    def _remote(self, url: str) -> Extracted | None:
+        """The backend's extraction of ``url``, under the same address rules."""
+        if self.remote is None or self.remote.backend() is None:
+            return None
+        parts = self.fetcher.policy.check_url(url)
+        self.fetcher.policy.resolve(parts.hostname or "", default_port(parts))
+        return self.remote.page(url)
 
     def _too_long(self, page: Extracted) -> bool:
         limit = self.settings.summarize_over
@@ -137,30 +188,35 @@ class PageReader:
         self.cache.put(key, {**page.as_dict(), "summary": summary})
         note = (f"condensed by the auxiliary model from {len(page.text)} characters; "
                 "web_extract with full=true returns the original")
-        return self._entry(Extracted(page.url, page.title, summary), [note])
+        return self._entry(replace(page, text=summary), [note])
 
     def _entry(self, page: Extracted, notes: list[str]) -> dict[str, Any]:
         text, cut = capped(page.text, self.settings.max_chars)
         body = f"Title: {page.title}\n\n{text}" if page.title else text
         entry: dict[str, Any] = {"final_url": redact_url(page.url),
                                  "content": fence_web(body, page.url)}
+        if page.by:
+            entry["extracted_by"] = page.by
         shown = [*notes, *([cut] if cut else [])]
         if shown:
             entry["note"] = "; ".join(shown)
         return entry
 
 
-def web_extract_tool(web: Any = None, model: ModelSource | None = None) -> ToolSpec:
+def web_extract_tool(web: Any = None, model: ModelSource | None = None,
+                     backend: BackendSource | None = None) -> ToolSpec:
     """The ``web_extract`` tool under the ``web`` config section ``web`` (a ``WebConfig``,
     a mapping or None for the defaults); ``model`` gives the auxiliary model that
-    condenses long pages (None: pages are only capped)."""
+    condenses long pages (None: pages are only capped); ``backend`` gives the search
+    backend, whose own extraction is used where it offers one (tavily, exa, firecrawl)."""
     fetcher = Fetcher.from_config(web)
     settings = ExtractSettings.from_config(web)
+    remote = RemoteExtractor(backend)
 
     def handle(args: dict[str, Any], *, ctx: Any, **_: Any) -> str:
         reader = PageReader(fetcher, settings, page_cache(ctx.home.path, settings.cache_ttl),
                             session_originals(ctx.home.path, ctx.session_id), model,
-                            ctx.cancelled)
+                            ctx.cancelled, remote)
         results = read_pages(reader, list(args["urls"]), args.get("format") or "markdown",
                              bool(args.get("full")))
         return json.dumps({"note": NOTE, "results": results}, ensure_ascii=False)
