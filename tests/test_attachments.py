@@ -121,3 +121,17 @@ def test_more_images_than_vision_max_images_are_refused_before_the_turn(
             pytest.raises(ImageRefused, match="9 images on one message; vision.max_images"):
         conversation.run("look", images=[shot] * 9)
     assert len(llm.requests) == before
+
+
+def test_a_row_stored_before_images_were_kept_resumes_as_its_text(
+        conversations: Conversations, llm: FakeLLM) -> None:
+    store = conversations.factory.deps.sessions
+    session_id = store.create_session("cli", "gpt-4o", system_prompt="be brief")
+    store.add_messages(session_id, [  # what an MCP tool's image left in a row before
+        {"role": "user", "content": "[Images returned by shot above]\n[image_url not kept]"},
+        {"role": "assistant", "content": "noted"}])
+    llm.push(Reply("still here"))
+    with conversations.open(Interaction(stream=False), resume=session_id) as conversation:
+        assert conversation.run("and?").text == "still here"
+    sent = [m["content"] for m in llm.requests[-1].body["messages"] if m["role"] == "user"]
+    assert sent == ["[Images returned by shot above]\n[image_url not kept]", "and?"]

@@ -7,7 +7,9 @@ as a file in the home (by reference), ``--continue`` sends it again from there a
 from __future__ import annotations
 
 import base64
+import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,3 +149,24 @@ def test_a_model_without_vision_and_no_vision_model_is_refused_before_the_turn(
     llm.script.push(Reply(text="red"))  # provider.vision: true, the model sees it
     assert ok(hermes("-z", "what colour?", "--image", str(shot))).strip() == "red"
     assert len(images.wire_images(llm.requests[-1])) == 1
+
+
+def test_deleting_a_session_deletes_the_images_no_other_session_names(
+        hermes, root: Path, llm: FakeLLM, shot: Path, tmp_path: Path) -> None:
+    write_fake_provider(root, llm.openai_base_url)
+    dot = tmp_path / "dot.gif"
+    dot.write_bytes(images.GIF)
+    llm.script.push(Reply(text="one"), Reply(text="two"))
+    ok(hermes("-z", "first", "--image", str(shot), "--image", str(dot)))
+    ok(hermes("-z", "second", "--image", str(shot)))
+    stored = root / "sessions" / "images"
+    files = {path.suffix: path for path in stored.iterdir()}
+    assert sorted(files) == [".gif", ".png"]
+    for path in files.values():  # older than the grace a message on its way is given
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    first = next(s for s, _ in sessions(root / "state.db")
+                 if "first" in ok(hermes("sessions", "show", s)))
+    ok(hermes("sessions", "delete", first, "--yes"))
+    assert sorted(path.suffix for path in stored.iterdir()) == [".png"]  # still named
+    [(second, _)] = sessions(root / "state.db")
+    assert f"image: {files['.png']}" in ok(hermes("sessions", "show", second))

@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif",
 TYPES = {extension: mime for mime, extension in EXTENSIONS.items()}
 NAME = re.compile(r"[0-9a-f]{64}\.(png|jpg|gif|webp)")
 """A stored image's file name: nothing else is ever read back from the directory."""
+GRACE = 60.0
+"""Seconds a stored image is kept after it was last written or reused, named or not."""
 DATA_URL = re.compile(r"data:(image/[a-z]+);base64,(.*)", re.DOTALL)
 
 
@@ -43,6 +46,7 @@ class ImageFiles:
         name = f"{hashlib.sha256(data).hexdigest()}.{EXTENSIONS[mime]}"
         target = self.path(name)
         if target.is_file():
+            os.utime(target)  # in use again: a sweep leaves it alone (``GRACE``)
             return name
         private_dir(self.directory)
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp")
@@ -58,6 +62,21 @@ class ImageFiles:
                 raise full from exc
             raise
         return name
+
+    def sweep(self, referenced: set[str]) -> int:
+        """Delete the stored images no message names any more (a session deleted or
+        pruned, a turn undone), except those written or reused within ``GRACE`` seconds
+        (a message naming them may be on its way); how many were deleted."""
+        try:
+            names = [entry for entry in os.scandir(self.directory)
+                     if NAME.fullmatch(entry.name) and entry.name not in referenced]
+        except FileNotFoundError:
+            return 0
+        cutoff = time.time() - GRACE
+        stale = [entry for entry in names if entry.stat().st_mtime < cutoff]
+        for entry in stale:
+            Path(entry.path).unlink(missing_ok=True)
+        return len(stale)
 
     def keep(self, content: Any) -> tuple[Any, list[str]]:
         """A message's content as its row keeps it: the text (text parts joined, other

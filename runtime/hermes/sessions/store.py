@@ -232,6 +232,7 @@ class SessionStore:
         deleted = self._write(lambda conn: rows.delete_session(conn, session_id))
         if deleted is None:
             raise SessionNotFound(session_id)
+        self.sweep_images()
         return deleted
 
     def prune(self, older_than: timedelta, *, dry_run: bool = False) -> list[str]:
@@ -245,7 +246,14 @@ class SessionStore:
         for start in range(0, len(ids), PRUNE_BATCH):
             batch = ids[start:start + PRUNE_BATCH]
             pruned += self._write(partial(rows.delete_stale, session_ids=batch, cutoff=cutoff))
+        self.sweep_images()
         return pruned
+
+    def sweep_images(self) -> int:
+        """Delete the stored images no message names any more; how many."""
+        named = self._read(lambda conn: [row[0] for row in conn.execute(
+            "SELECT images FROM messages WHERE images IS NOT NULL")])
+        return self.images.sweep({name for value in named for name in json.loads(value)})
 
     # -- messages --------------------------------------------------------------------------
 
@@ -302,6 +310,7 @@ class SessionStore:
                                       message_id=message_id))
         if deleted is None:
             raise SessionNotFound(session_id)
+        self.sweep_images()
         return deleted
 
     def add_usage(self, session_id: str, usage: UsageLike) -> None:
