@@ -8,6 +8,7 @@ refused credentials or a wrong homeserver address reported failed while the rest
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ import pytest
 from conftest import wait_until
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
+from images import JPEG, png, wire_images
 from messaging_support import (
     WEBHOOK_SECRET,
     Since,
@@ -99,7 +101,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, synapse: Syna
             "misplaced": {"kind": "matrix", "token": "${secret:BROKEN_MATRIX_TOKEN}",
                           "settings": {"homeserver": f"{server.url}/not-matrix"}}},
             {"MATRIX_PASSWORD": agent.password, "BROKEN_MATRIX_TOKEN": "syt_revoked_1234"},
-            environment={"cwd": str(workspace)})
+            environment={"cwd": str(workspace)}, vision={"max_bytes": 50_000})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "matrix", timeout=120)
             yield World(server, agent, alice, bob, carol, gw, environ, workspace)
@@ -108,6 +110,10 @@ def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, synapse: Syna
 @pytest.fixture
 def llm(fake: FakeLLM) -> Since:
     return Since(fake)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def agent_says(world: World, client: MatrixClient, room: str, count: int = 1,
@@ -123,6 +129,13 @@ def agent_says(world: World, client: MatrixClient, room: str, count: int = 1,
 def joined(world: World, client: MatrixClient, room: str) -> None:
     wait_until(lambda: client.membership(room, world.agent.user_id) == "join", 60,
                "the agent to join")
+
+
+def direct_room(world: World, client: MatrixClient) -> str:
+    """A new direct room of ``client`` with the agent, once the agent joined it."""
+    room = client.create_room([world.agent.user_id])
+    joined(world, client, room)
+    return room
 
 
 def status(world: World) -> dict[str, dict[str, str]]:
@@ -225,6 +238,60 @@ def test_an_encrypted_room_is_explained_once(world: World, llm: Since) -> None:
     assert "end-to-end encrypted, which I cannot read yet" in said[0]["content"]["body"]
     assert said[1]["content"]["body"] == "Answer: and in plain text"
     assert len(llm.requests) == 1
+
+
+def test_an_image_reaches_the_model_with_its_caption_as_one_turn(world: World,
+                                                                 llm: Since) -> None:
+    alice, room = world.alice, direct_room(world, world.alice)
+    chart = png(4, 3)
+    alice.send_file(room, chart, "image/png", "chart.png", "what does this chart show?")
+    assert agent_says(world, alice, room)[0]["content"]["body"] == \
+        "Answer: what does this chart show?"
+    assert wire_images(llm.requests[-1]) == [("image/png", b64(chart))]
+    assert llm.requests[-1].last_user_text == "what does this chart show?"
+    alice.send_file(room, JPEG, "image/jpeg", "photo.jpg", msgtype="m.file")  # no caption
+    agent_says(world, alice, room, 2)
+    assert wire_images(llm.requests[-1]) == [("image/jpeg", b64(JPEG))]
+    assert len(llm.requests) == 2
+
+
+def test_an_image_that_cannot_be_attached_gets_one_line_and_no_turn(world: World,
+                                                                    llm: Since) -> None:
+    alice, room = world.alice, direct_room(world, world.alice)
+    big = JPEG[:-2] + b"\0" * 60_000
+    alice.send_file(room, b"%PDF-1.7", "application/pdf", "report.pdf", "summarise this",
+                    msgtype="m.file")
+    alice.send_file(room, big, "image/jpeg", "big.jpg", "and this")  # declared: not fetched
+    alice.send_file(room, big, "image/jpeg", "lying.jpg", size=900)  # the download's length
+    alice.send_file(room, JPEG[:-2], "image/jpeg", "cut.jpg")
+    alice.send(room, {"msgtype": "m.image", "body": "secret.png", "info": {
+        "mimetype": "image/png"}, "file": {"url": "mxc://example.org/abc", "v": "v2"}})
+    said = [m["content"]["body"] for m in agent_says(world, alice, room, 5)]
+    assert said == [
+        "report.pdf: application/pdf is no image; send a PNG, JPEG, GIF or WebP image",
+        f"big.jpg: the image is {len(big):,} bytes, over vision.max_bytes (50,000); send a "
+        "smaller one",
+        f"lying.jpg: the image is {len(big):,} bytes, over vision.max_bytes (50,000); send a "
+        "smaller one",
+        "cut.jpg: unreadable image: the JPEG is cut short (no end marker); attach a whole file",
+        "secret.png: it is an end-to-end encrypted file, which I cannot read yet; send it "
+        "unencrypted"]
+    assert llm.requests == []  # no caption ran without its image
+
+
+def test_an_image_from_someone_not_allowed_gets_no_turn(world: World, llm: Since) -> None:
+    alice, bob = world.alice, world.bob
+    room = alice.create_room([world.agent.user_id, bob.user.user_id], direct=False)
+    bob.join(room)
+    joined(world, alice, room)
+    missing = "mxc://example.org/NoSuchMedia"  # a download would answer "could not download"
+    bob.send(room, {"msgtype": "m.image", "body": "hermes: what is this?", "filename": "x.png",
+                    "url": missing, "info": {"mimetype": "image/png"}})
+    alice.send_file(room, png(), "image/png", "y.png")  # not addressed to the agent
+    alice.say(room, "hermes: marker")
+    said = agent_says(world, alice, room)
+    assert [m["content"]["body"] for m in said] == ["Answer: marker"]
+    assert [r.last_user_text for r in llm.requests] == ["marker"]
 
 
 def test_the_homeservers_rate_limit_is_honoured(world: World) -> None:

@@ -224,10 +224,10 @@ def test_a_photo_and_an_image_document_reach_the_model_with_their_captions(
 
 @pytest.mark.parametrize(("attached", "line", "downloaded"), [
     (lambda bot: bot.document(b"%PDF-1.7 ...", "report.pdf", "application/pdf"),
-     "report.pdf: application/pdf is no image this agent reads; send a PNG, JPEG, GIF or "
-     "WebP image", False),
+     "report.pdf: application/pdf is no image; send a PNG, JPEG, GIF or WebP image", False),
     (lambda bot: bot.document(png(), "scan.heic", "image/heic"),
-     "scan.heic: image/heic is an image type this agent reads", False),
+     "scan.heic: image/heic images are not read here; send a PNG, JPEG, GIF or WebP image",
+     False),
     (lambda bot: bot.photo(JPEG, size=30_000_000),  # declared: refused before getFile
      "photo: the image is 30,000,000 bytes, over vision.max_bytes (50,000); send a smaller "
      "one", False),

@@ -59,9 +59,9 @@ async def fetch_images(images: Sequence[IncomingImage], limits: VisionLimits
 
 def _check_declared(image: IncomingImage, limits: VisionLimits) -> None:
     if image.mime not in UNTYPED and image.mime not in KINDS:
-        kind = "an image type" if image.mime.startswith("image/") else "no image"
-        raise ImageRefused(f"{image.name}: {image.mime} is {kind} this agent reads; "
-                           f"send a {SUPPORTED} image")
+        what = "images are not read here" if image.mime.startswith("image/") else \
+            "is no image"
+        raise ImageRefused(f"{image.name}: {image.mime} {what}; send a {SUPPORTED} image")
     if image.size is not None and image.size > limits.max_bytes:
         raise ImageRefused(too_large(image.name, limits.max_bytes, image.size))
 

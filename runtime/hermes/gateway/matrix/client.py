@@ -18,6 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from hermes.agent.attachments import ImageRefused
+from hermes.gateway.images import read_capped, too_large, unreadable
 from hermes.gateway.messaging.connection import AccessDenied
 from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
 
@@ -28,6 +30,8 @@ SYNC_FILTER = json.dumps({"presence": {"not_types": ["*"]},
                                    "timeline": {"limit": 50}}})
 """Only room messages and membership: presence, typing and receipts are of no use here."""
 DEFAULT_RETRY_AFTER = 5.0
+CHUNK = 64 * 1024
+"""Bytes read at a time from a media download (its size is counted as it comes)."""
 _retry_after: ContextVar[float | None] = ContextVar("matrix_retry_after", default=None)
 """The ``Retry-After`` of the last 429 answered to the current task: mautrix's error for a
 429 drops the response, so an aiohttp trace hook keeps what the homeserver asked for."""
@@ -119,6 +123,30 @@ class MatrixAccount:
     async def member_count(self, room_id: str) -> int:
         with _translated("members"):
             return len(await self._client.get_joined_members(room_id))
+
+    async def download(self, mxc: str, name: str, max_bytes: int) -> bytes:
+        """Media ``mxc`` from the homeserver's repository (the authenticated endpoint where
+        it has one), refused once past ``max_bytes``."""
+        import aiohttp
+        from mautrix.errors import MatrixError
+        from mautrix.types import SpecVersions
+
+        client = self._client
+        if client is None:
+            raise unreadable(name, "the homeserver", "not connected")
+        try:
+            authenticated = (await client.versions()).supports(SpecVersions.V111)
+            url = client.api.get_download_url(mxc, authenticated=authenticated)
+            headers = {"Authorization": f"Bearer {client.api.token}"} if authenticated else {}
+            async with client.api.session.get(url, headers=headers,
+                                              params={"allow_redirect": "true"}) as response:
+                if response.status != 200:
+                    raise unreadable(name, "the homeserver", f"HTTP {response.status}")
+                if response.content_length is not None and response.content_length > max_bytes:
+                    raise ImageRefused(too_large(name, max_bytes, response.content_length))
+                return await read_capped(response.content.iter_chunked(CHUNK), max_bytes, name)
+        except (MatrixError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
+            raise unreadable(name, "the homeserver", f"{type(exc).__name__}: {exc}") from None
 
     async def display_name(self) -> str:
         try:

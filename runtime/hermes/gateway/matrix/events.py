@@ -1,9 +1,9 @@
 """What a Matrix ``/sync`` response holds for the agent, read from its JSON.
 
-Plain functions over the response: invites addressed to the agent, text messages in
-joined rooms (edits, notices, redactions and the agent's own messages left out; the
-thread a message belongs to and the event it replies to kept), encrypted events, and
-room member counts.
+Plain functions over the response: invites addressed to the agent, text messages and
+images (``m.image``, and files: ``m.file``) in joined rooms (edits, notices, redactions
+and the agent's own messages left out; the thread a message belongs to and the event it
+replies to kept), encrypted events, and room member counts.
 """
 
 from __future__ import annotations
@@ -14,6 +14,24 @@ from dataclasses import dataclass
 from typing import Any
 
 JSON = dict[str, Any]
+MEDIA = ("m.image", "m.file")
+MXC = re.compile(r"mxc://[A-Za-z0-9.:\[\]-]+/[A-Za-z0-9_-]+")
+"""A content URI as the spec allows it: nothing else is ever put in a download URL."""
+
+
+@dataclass(frozen=True)
+class Media:
+    """An image or file a message carries (in the homeserver's media repository)."""
+
+    url: str
+    """Its ``mxc://`` URI; empty when it cannot be fetched (encrypted, or malformed)."""
+    name: str
+    mime: str = ""
+    """The type the sender's client declares (``info.mimetype``), lower case."""
+    size: int | None = None
+    """The size it declares (``info.size``)."""
+    encrypted: bool = False
+    """Sent as an encrypted file (``file`` instead of ``url``): not readable here."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +60,8 @@ class RoomMessage:
     """The event it answers, when it is a reply (not merely a thread's fallback)."""
     mentions: tuple[str, ...] = ()
     """User ids the sender's client says it mentions (``m.mentions``)."""
+    media: tuple[Media, ...] = ()
+    """The image or file of an ``m.image``/``m.file`` message (``body`` is its caption)."""
 
 
 def invites(sync: JSON, me: str) -> list[Invite]:
@@ -100,7 +120,8 @@ def _timeline(sync: JSON) -> Iterator[tuple[str, JSON]]:
 def _message(room_id: str, event: JSON, me: str) -> RoomMessage | None:
     content = event.get("content") or {}
     if event.get("type") != "m.room.message" or event.get("sender") == me \
-            or content.get("msgtype") != "m.text" or not isinstance(content.get("body"), str):
+            or content.get("msgtype") not in ("m.text", *MEDIA) \
+            or not isinstance(content.get("body"), str):
         return None  # notices are other bots' words; an empty content is a redaction
     relation = content.get("m.relates_to") or {}
     if relation.get("rel_type") == "m.replace" or "m.new_content" in content:
@@ -109,10 +130,36 @@ def _message(room_id: str, event: JSON, me: str) -> RoomMessage | None:
     reply_to = "" if relation.get("is_falling_back") else \
         str((relation.get("m.in_reply_to") or {}).get("event_id", ""))
     body = _without_reply_fallback(content["body"]) if reply_to else content["body"]
+    media = _media(content)
+    if media:
+        body = _caption(content)
     mentioned = (content.get("m.mentions") or {}).get("user_ids") or []
     return RoomMessage(room_id, str(event.get("event_id", "")), str(event.get("sender", "")),
                        body, str(content.get("formatted_body", "")), thread, reply_to,
-                       tuple(str(user) for user in mentioned))
+                       tuple(str(user) for user in mentioned), media)
+
+
+def _media(content: JSON) -> tuple[Media, ...]:
+    """The image or file of a media message; none for text."""
+    if content.get("msgtype") not in MEDIA:
+        return ()
+    info = content.get("info")
+    info = info if isinstance(info, dict) else {}
+    name = str(content.get("filename") or content.get("body") or "image")[:200]
+    url = content.get("url")
+    size = info.get("size")
+    return (Media(url if isinstance(url, str) and MXC.fullmatch(url) else "", name,
+                  str(info.get("mimetype") or "").lower(),
+                  size if isinstance(size, int) and not isinstance(size, bool) else None,
+                  isinstance(content.get("file"), dict)),)
+
+
+def _caption(content: JSON) -> str:
+    """A media message's caption: its body when a ``filename`` names the file apart
+    (Matrix 1.10), else none (the body is the file's name)."""
+    filename = content.get("filename")
+    body = str(content["body"])
+    return body if isinstance(filename, str) and filename and body != filename else ""
 
 
 def _without_reply_fallback(body: str) -> str:

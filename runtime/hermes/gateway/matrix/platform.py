@@ -3,10 +3,13 @@
 It logs in with an access token (the platform's ``token``) or a password, then syncs.
 Invitations from allowed users are accepted (and direct-chat invitations from anyone
 while pairing is on, so a stranger can ask for a code); others are declined. Text
-messages go to the gateway, edits do not (the original was answered). In rooms of
-more than two members only messages addressed to the agent count (a mention, a reply
-to it, a thread it answered in). A message in a thread is answered in that thread.
-Encrypted rooms cannot be read yet: an allowed user writing in one is told so once.
+messages go to the gateway, edits do not (the original was answered); so do images
+(``m.image``, and ``m.file`` of an image type) with their caption as one turn, downloaded
+from the media repository only once the gateway let the sender in
+(``hermes.gateway.images``). In rooms of more than two members only messages addressed
+to the agent count (a mention, a reply to it, a thread it answered in). A message in a
+thread is answered in that thread. Encrypted rooms cannot be read yet: an allowed user
+writing in one is told so once (and an encrypted file is refused in one line).
 
 Where the sync stopped is kept in ``<home>/platforms/<name>.json`` so messages sent
 while the gateway was down are answered when it is back; on the very first start the
@@ -15,20 +18,24 @@ rooms' history is skipped.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from hermes.agent.attachments import ImageRefused
 from hermes.config.platform_schema import MatrixSettings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError
 from hermes.fsutil import atomic_write
 from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.images import IncomingImage, unreadable
 from hermes.gateway.matrix.client import Credentials, MatrixAccount
 from hermes.gateway.matrix.events import (
     Invite,
+    Media,
     RoomMessage,
     encrypted,
     invites,
@@ -45,6 +52,8 @@ MAX_CHARS = 16000
 TYPING_SECONDS = 6.0
 REMEMBERED = 1000
 """Events sent (and threads answered) remembered to recognise replies to the agent."""
+ENCRYPTED_MEDIA = ("it is an end-to-end encrypted file, which I cannot read yet; send it "
+                   "unencrypted")
 ENCRYPTED_ROOM = ("This room is end-to-end encrypted, which I cannot read yet. Talk to me "
                   "in an unencrypted room.")
 
@@ -161,7 +170,20 @@ class MatrixPlatform(MessagingAdapter):
             return
         source = MessageSource(self.name, message.room_id, "direct" if direct else "group",
                                message.sender, message.sender, message.thread_id)
-        await self.dispatch(MessageEvent(source, text, message.event_id))
+        await self.dispatch(MessageEvent(source, text, message.event_id,
+                                         tuple(self._image(media) for media in message.media)))
+
+    def _image(self, media: Media) -> IncomingImage:
+        """An image (or file) to download once the sender is let in."""
+        return IncomingImage(media.name, functools.partial(self._download, media), media.size,
+                             media.mime)
+
+    async def _download(self, media: Media, max_bytes: int) -> bytes:
+        if media.encrypted:
+            raise ImageRefused(f"{media.name}: {ENCRYPTED_MEDIA}")
+        if not media.url:
+            raise unreadable(media.name, "the homeserver", "no mxc:// URL")
+        return await self.account.download(media.url, media.name, max_bytes)
 
     def _addressed(self, message: RoomMessage) -> str | None:
         """The text of a room message for the agent (its mention taken out), else None."""
