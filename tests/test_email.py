@@ -11,6 +11,7 @@ tried again with backoff and served once it is up.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sqlite3
@@ -27,6 +28,7 @@ import pytest
 from conftest import wait_until
 from fakellm import FakeLLM, RecordedRequest, Reply
 from gateway_support import Gateway, gateway
+from images import GIF, png, wire_images
 from mail_support import AUTHSERV, Dovecot, MailServers, Smtp, mail, send, start_dovecot
 from messaging_support import (
     WEBHOOK_SECRET,
@@ -86,7 +88,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM,
         configure_messaging(root, fake.openai_base_url, {
             "email": email_platform(dovecot, smtp, max_bytes=20000),
             "broken": email_platform(dovecot, smtp, "BROKEN_EMAIL_PASSWORD")},
-            {"EMAIL_PASSWORD": dovecot.users[AGENT], "BROKEN_EMAIL_PASSWORD": "wrong-1234"})
+            {"EMAIL_PASSWORD": dovecot.users[AGENT], "BROKEN_EMAIL_PASSWORD": "wrong-1234"},
+            vision={"max_bytes": 5000})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "email")
             yield gw
@@ -95,6 +98,10 @@ def served(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM,
 @pytest.fixture
 def llm(fake: FakeLLM) -> Since:
     return Since(fake)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def body_of(message: EmailMessage) -> str:
@@ -166,6 +173,45 @@ def test_forged_automated_and_unknown_senders_get_no_agent(
     assert "mail ignored: automated or our own" in str(log)
     assert llm.requests == []
     assert replies(dovecot, ALICE, forged) == [] and replies(dovecot, ALICE, robot) == []
+
+
+def test_an_attached_and_an_inline_image_reach_the_model_with_the_text(
+        served: Gateway, llm: Since, servers: tuple[Dovecot, Smtp]) -> None:
+    dovecot, smtp = servers
+    chart = png(4, 3)
+    question = mail(ALICE, AGENT, "Chart", "What is on this chart?")
+    question.add_attachment(chart, maintype="image", subtype="png", filename="chart.png")
+    send(smtp, question, login=ALICE)
+    assert body_of(one_reply(dovecot, ALICE, question)).startswith(
+        "Answer: What is on this chart?")
+    assert wire_images(llm.requests[-1]) == [("image/png", b64(chart))]
+    assert llm.requests[-1].last_user_text == "Subject: Chart\n\nWhat is on this chart?"
+    inline = mail(ALICE, AGENT, "Logo", "And the logo below?")  # HTML with a cid: image
+    inline.add_alternative('<p>And the logo below?</p><img src="cid:logo@x">', subtype="html")
+    html = inline.get_payload()[1]
+    html.add_related(GIF, maintype="image", subtype="gif", cid="<logo@x>")
+    send(smtp, inline, login=ALICE)
+    one_reply(dovecot, ALICE, inline)
+    assert wire_images(llm.requests[-1]) == [("image/gif", b64(GIF))]
+
+
+def test_an_image_that_cannot_be_attached_gets_one_line_and_no_turn(
+        served: Gateway, llm: Since, servers: tuple[Dovecot, Smtp]) -> None:
+    dovecot, smtp = servers
+    big = png()[:-12] + bytes(6000) + png()[-12:]
+    cases = [("scan.tif", "tiff", b"II*\0" + b"\0" * 100,
+              "scan.tif: image/tiff images are not read here; send a PNG, JPEG, GIF or WebP "
+              "image"),
+             ("big.png", "png", big, f"big.png: the image is {len(big):,} bytes, over "
+              "vision.max_bytes (5,000); send a smaller one"),  # sized before decoding
+             ("cut.png", "png", png()[:-12], "cut.png: unreadable image: the PNG is cut short")]
+    for filename, subtype, data, line in cases:
+        question = mail(ALICE, AGENT, f"About {filename}", "What is this?")
+        question.add_attachment(data, maintype="image", subtype=subtype, filename=filename)
+        send(smtp, question, login=ALICE)
+        answer = body_of(one_reply(dovecot, ALICE, question))
+        assert answer.startswith(line), answer
+    assert llm.requests == []  # the text did not run without its image
 
 
 def test_an_oversized_mail_is_left_unanswered(served: Gateway, llm: Since,

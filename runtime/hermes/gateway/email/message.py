@@ -5,6 +5,7 @@ A From header is whatever the sender typed, so an allowlist of addresses means
 nothing by itself: the receiving server's ``Authentication-Results`` header (RFC 8601)
 must show DMARC, or an SPF or DKIM pass aligned with the From domain. Mail from
 robots (bounces, lists, auto-replies) is never answered, so two robots cannot loop.
+Image parts (attached or inline) are kept as ``MailImage``s, decoded only when asked.
 """
 
 from __future__ import annotations
@@ -25,6 +26,29 @@ AUTH_PROPERTY = re.compile(r"\b(header\.from|header\.d|smtp\.mailfrom)\s*=\s*([^
 
 
 @dataclass(frozen=True)
+class MailImage:
+    """An ``image/*`` part of a message (an attachment or an inline image), not decoded."""
+
+    name: str
+    """Its file name, else its place (``inline image 2``)."""
+    mime: str
+    part: EmailMessage = field(repr=False, compare=False)
+
+    @property
+    def size(self) -> int:
+        """How many bytes it decodes to, counted without decoding it (base64 takes 4
+        characters for 3 bytes)."""
+        payload = self.part.get_payload()
+        text = "".join(payload.split()) if isinstance(payload, str) else ""
+        encoding = str(self.part.get("Content-Transfer-Encoding", "")).strip().lower()
+        return len(text) * 3 // 4 - text[-2:].count("=") if encoding == "base64" else len(text)
+
+    def data(self) -> bytes:
+        payload = self.part.get_payload(decode=True)
+        return payload if isinstance(payload, bytes) else b""
+
+
+@dataclass(frozen=True)
 class Mail:
     """An incoming message, as far as the agent cares."""
 
@@ -41,6 +65,8 @@ class Mail:
     robot: bool = False
     headers: dict[str, list[str]] = field(default_factory=dict, compare=False)
     """Every header's values, by lower-case name."""
+    images: tuple[MailImage, ...] = ()
+    """Its image parts, attached or inline, in order."""
 
     @property
     def thread_id(self) -> str:
@@ -67,7 +93,7 @@ def parse_mail(raw: bytes) -> Mail:
     return Mail(address.strip().lower(), name, " ".join(str(message.get("Subject", "")).split()),
                 str(message.get("Message-ID", "")).strip(), references,
                 _new_text(_body(message)), str(message.get("Date", "")),
-                _robot(message, address), headers)
+                _robot(message, address), headers, _images(message))
 
 
 def authenticated(mail: Mail, authserv_id: str) -> tuple[bool, str]:
@@ -141,6 +167,16 @@ def _body(message: EmailMessage) -> str:
         content = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(
             r"(?is)<(script|style).*?</\1>|<br\s*/?>|</p>", "\n", content)))
     return str(content)
+
+
+def _images(message: EmailMessage) -> tuple[MailImage, ...]:
+    """Every ``image/*`` leaf part: attachments and images inline in an HTML body."""
+    found: list[MailImage] = []
+    for part in message.walk():
+        if not part.is_multipart() and part.get_content_maintype() == "image":
+            name = part.get_filename() or f"inline image {len(found) + 1}"
+            found.append(MailImage(name[:200], part.get_content_type(), part))
+    return tuple(found)
 
 
 def _new_text(body: str) -> str:

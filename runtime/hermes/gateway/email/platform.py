@@ -4,9 +4,11 @@ New (unread) mail is taken as it arrives (IMAP IDLE; polling where the server ha
 none) and marked read. Mail the receiving server does not vouch for
 (``require_authentication``), mail from robots and the agent's own mail are dropped
 with a log line; everyone else goes to the gateway, whose allowlist and pairing
-decide. One email thread (by ``References``/``In-Reply-To``) is one conversation; the
-answer is plain text, sent in the thread and quoting the question. A text for a chat
-with no thread (a scheduled job's result) is a new message with ``settings.subject``.
+decide. Image parts (attachments and inline images) go to the model with the text as one
+turn (``hermes.gateway.images``); other attachments are not read. One email thread (by
+``References``/``In-Reply-To``) is one conversation; the answer is plain text, sent in
+the thread and quoting the question. A text for a chat with no thread (a scheduled job's
+result) is a new message with ``settings.subject``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,16 @@ from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError
 from hermes.gateway.base import MessageEvent, MessageSource
 from hermes.gateway.email.imap import Inbox, TooLarge
-from hermes.gateway.email.message import Mail, authenticated, new_mail, parse_mail, reply_to
+from hermes.gateway.email.message import (
+    Mail,
+    MailImage,
+    authenticated,
+    new_mail,
+    parse_mail,
+    reply_to,
+)
 from hermes.gateway.email.smtp import Outgoing
+from hermes.gateway.images import IncomingImage
 from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.outbox import Rejected
 
@@ -103,4 +113,14 @@ class EmailPlatform(MessagingAdapter):
         self._threads.move_to_end((mail.sender, mail.thread_id))
         while len(self._threads) > THREADS:
             self._threads.popitem(last=False)
-        await self.dispatch(MessageEvent(source, mail.request, mail.message_id))
+        await self.dispatch(MessageEvent(source, mail.request, mail.message_id,
+                                         tuple(_incoming(image) for image in mail.images)))
+
+
+def _incoming(image: MailImage) -> IncomingImage:
+    """An image part, decoded only once the gateway let the sender in."""
+
+    async def decoded(max_bytes: int) -> bytes:
+        return image.data()  # its size (within settings.max_bytes) was checked already
+
+    return IncomingImage(image.name, decoded, image.size, image.mime)
