@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 import images
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
+from webpages import WebPages, webpages  # noqa: F401 — the fixture
 
 SHOT = images.png(6, 6)
 
@@ -85,3 +87,24 @@ def test_what_cannot_be_looked_at_is_one_line_to_the_model(hermes_subprocess, ro
     errors = [result["error"] for result in tool_results(llm)]
     assert all(fragment in error and "\n" not in error
                for fragment, error in zip(cases.values(), errors, strict=True)), errors
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+                    reason="Chromium is not installed (apt-get install chromium)")
+def test_the_last_browser_screenshot_is_looked_at(hermes_subprocess, root: Path, llm: FakeLLM,
+                                                  tmp_path: Path,
+                                                  webpages: WebPages) -> None:  # noqa: F811
+    write_fake_provider(root, llm.openai_base_url)
+    llm.push(Reply(tool_calls=[ToolCall("browser_navigate", {"url": webpages.url("/article")})]),
+             Reply(tool_calls=[ToolCall("browser_screenshot", {})]),
+             Reply(tool_calls=[ToolCall("vision_analyze", {"image": "last_screenshot",
+                                                           "question": "the headline?"})]),
+             Reply(text="A headline about tomatoes."),
+             Reply(text="The page is about tomatoes."))
+    assert analyze(hermes_subprocess, tmp_path, "-t", "browser,vision",
+                   f'web.allow_private=["{webpages.allow}"]') == "The page is about tomatoes."
+    shown, looked = llm.requests[2], llm.requests[3]
+    [(mime, data)] = images.wire_images(looked)
+    assert mime == "image/png" and base64.b64decode(data).startswith(b"\x89PNG")
+    assert (mime, data) in images.wire_images(shown)  # the screenshot the model saw
+    assert tool_results(llm)[-1]["image"] == "last_screenshot"
