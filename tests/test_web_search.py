@@ -257,3 +257,17 @@ def test_registering_and_checking_web_search_loads_no_http_client_nor_ddgs() -> 
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, timeout=60).stdout
     assert json.loads(shown) == []
+
+
+def test_doctor_names_the_backend_or_why_web_search_is_hidden(hermes, root: Path) -> None:
+    from test_doctor import table
+
+    write_fake_provider(root, "http://127.0.0.1:9/v1")
+    status, detail, _ = table(hermes("doctor", "--offline"))["web search"]
+    assert (status, detail) == ("ok", "ddgs")
+    status, detail, fix = table(hermes("doctor", "--offline", "web=brave"))["web search"]
+    assert (status, detail) == ("warn", "brave: web_search is hidden")
+    assert fix == "web.api_key is not set for brave: `hermes config set BRAVE_API_KEY YOUR_KEY`"
+    status, detail, fix = table(hermes("doctor", "--offline", "web=searxng"))["web search"]
+    assert status == "warn" and "hermes config set web.base_url http://localhost:8888" in fix
+    assert table(hermes("doctor", "--offline", "web=none"))["web search"][0] == "ok"

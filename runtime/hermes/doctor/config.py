@@ -14,6 +14,7 @@ from hermes.doctor.base import Check, Status
 from hermes.doctor.browser import check_browser
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
 from hermes.doctor.sandbox import check_sandbox, check_workspace
+from hermes.doctor.web import check_web_search
 from hermes.errors import ConfigError
 from hermes.home import Home
 
@@ -33,7 +34,8 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str], *
                     f"model {config.provider.model}, environment {config.environment.kind}")]
     checks.append(_credentials(composed))
     checks.append(_endpoint(config.provider, offline))
-    return checks + _environment(config, home, environ, offline) + [check_browser(config.browser)]
+    return [*checks, *_environment(config, home, environ, offline),
+            check_browser(config.browser), check_web_search(config.web)]
 
 
 def config_fix(exc: ConfigError, home: Home) -> str:
