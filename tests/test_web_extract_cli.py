@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_fake_provider
+from fake_search import FakeSearch
 from fakellm import FakeLLM, Reply, ToolCall
 from webpages import INJECTION, SECRET, WebPages, webpages  # noqa: F401 — the fixture
 
@@ -61,3 +62,22 @@ def test_a_secret_in_a_url_is_kept_nowhere(hermes_subprocess, llm: FakeLLM, root
     for path in root.rglob("*"):  # logs, the web cache, every other file
         if path.is_file() and not path.name.startswith("state.db"):
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_a_backend_that_extracts_reads_the_pages_it_can(hermes, llm: FakeLLM, root: Path,
+                                                       webpages: WebPages) -> None:  # noqa: F811
+    article, docs = webpages.url("/article"), webpages.url("/docs")
+    with FakeSearch("tavily") as service:
+        service.pages[article] = ("Bridge", "TAVILY-MARKDOWN of the bridge article")
+        with (root / ".env").open("a") as env:
+            env.write(f"TAVILY_API_KEY={service.key}\n")
+        llm.push(Reply(tool_calls=[ToolCall("web_extract", {"urls": [article, docs]})]),
+                 Reply(text="ok"))
+        proc = hermes("-z", "read them", "-t", "web", "web=tavily",
+                      f"web.base_url={service.base_url}", f'web.allow_private=["{webpages.allow}"]')
+        assert proc.exit_code == 0, proc.stderr
+        assert [seen.path for seen in service.requests] == ["/extract", "/extract"]
+    (content,) = tool_messages(llm)
+    remote, local = json.loads(content)["results"]
+    assert "TAVILY-MARKDOWN" in remote["content"] and remote["extracted_by"] == "tavily"
+    assert "| Option | Default | Meaning |" in local["content"]  # tavily failed it: read here

@@ -79,11 +79,13 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
     skill tools over the skills store, the ``cronjob`` tool over the profile's jobs,
     ``delegate_task`` as ``delegation`` configures it, ``web_search`` over ``web.backend``
     (a plugin's from ``web_search_providers``) and ``web_extract`` under ``web``
-    (``web_model`` gives the model that condenses long pages, built when first needed)."""
+    (``web_model`` gives the model that condenses long pages, built when first needed;
+    the backend extracts pages where it offers that)."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
             delegate_tool(delegation),
             web_search_tool(web, lambda: configured_backend(web, web_search_providers)),
-            web_extract_tool(web, web_model)]
+            web_extract_tool(web, web_model,
+                             lambda: configured_backend(web, web_search_providers))]
 
 
 def _with_browser(specs: list[Any], browser: BrowserService, vision: Any = None,
