@@ -21,6 +21,7 @@ from hermes.errors import HermesError
 from hermes.models.base import ModelClient
 from hermes.tools.base import ToolSpec, object_schema
 from hermes.web.addresses import config_option, default_port
+from hermes.web.backends.base import SearchBackend
 from hermes.web.cache import JsonStore, entry_key, page_cache, session_originals
 from hermes.web.extract import Extracted, Format, capped, extract_page
 from hermes.web.fetch import Fetcher
@@ -95,8 +96,9 @@ class RemoteExtractor:
                 log.info("web_extract: no backend extraction (%s)", exc)
                 self._backend.append(None)
         backend = self._backend[0]
-        usable = backend is not None and not isinstance(backend, str)
-        return backend if usable and not backend.unavailable() else None
+        offers = isinstance(backend, SearchBackend) and (
+            type(backend).extract is not SearchBackend.extract)  # ddgs, searxng, brave: no
+        return backend if offers and not backend.unavailable() else None
 
     def page(self, url: str) -> Extracted | None:
         """``url`` as the backend extracts it; None: extract it here (no backend
