@@ -341,13 +341,29 @@ def test_a_navigation_that_never_loads_is_one_line(short_lived, webpages) -> Non
     assert "\n" not in line and time.monotonic() - started < 10
 
 
-def test_a_session_end_closes_its_context(short_lived, webpages) -> None:  # noqa: F811
-    runtime, environ, cwd = short_lived
-    service = runtime.container.browser()
-    dispatch(runtime, environ, cwd, "browser_navigate", "ends", {"url": webpages.url("/")})
-    assert "ends" in service._tabs
-    runtime.container.hooks().emit("on_session_end", session_id="ends")
-    assert "ends" not in service._tabs
+def test_a_conversations_end_closes_its_context(tmp_path: Path, chromium: str,
+                                                webpages: WebPages) -> None:  # noqa: F811
+    from hermes.agent.conversations import Conversations
+    from hermes.agent.factory import Interaction
+
+    with FakeLLM([Reply(tool_calls=[ToolCall("browser_navigate",
+                                             {"url": webpages.url("/")})]),
+                  Reply(text="opened")]) as llm:
+        root = tmp_path / ".hermes"
+        write_fake_provider(root, llm.openai_base_url)
+        environ = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", ""),
+                   "LANG": "C.UTF-8"}
+        runtime = start_runtime(root, environ, [webpages.allow])
+        try:
+            service = runtime.container.browser()
+            with Conversations(runtime.container.agent_factory()).open(
+                    Interaction(stream=False), session="ends") as conversation:
+                assert conversation.run("open the site").text == "opened"
+                assert "ends" in service._tabs
+            assert "ends" not in service._tabs and service.started
+        finally:
+            runtime.close()
+        assert not service.started
 
 
 def chromium_of(home: Path) -> list[int]:

@@ -166,3 +166,15 @@ def test_persist_keeps_cookies_in_the_home_privately(
         runtime.close()
         server.shutdown()
         server.server_close()
+
+
+def test_no_chromium_hides_the_tools_saying_how_to_add_one(tmp_path: Path,
+                                                            webpages: WebPages) -> None:  # noqa: F811
+    runtime, _ = runtime_of(tmp_path, webpages, "browser.executable=/nowhere/chromium")
+    try:
+        assert not [n for n in runtime.container.tools().names() if n.startswith("browser_")]
+        assert runtime.container.browser().unavailable() == (
+            "no browser found (/nowhere/chromium): install chromium (apt-get install "
+            "chromium) or set browser.executable")
+    finally:
+        runtime.close()
