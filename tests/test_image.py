@@ -45,7 +45,10 @@ pytestmark = [pytest.mark.image, pytest.mark.timeout(1500)]
 TAG = "hermes:test"
 KEY = "k-test-0123456789abcdef"
 LABEL = "hermes.test=image"
-BUDGET_MB = 450
+BUDGET_MB = 700
+"""435 MB before issue 28; its dependencies add ~245 MB (Playwright's Node.js driver ~150 MB,
+trafilatura's lxml and dateparser, ddgs's primp). Chromium itself stays out unless
+`containers/build.sh --browser` (1.6 GB)."""
 
 
 def git(checkout: Path, *args: str) -> str:
