@@ -271,3 +271,31 @@ def test_doctor_names_the_backend_or_why_web_search_is_hidden(hermes, root: Path
     status, detail, fix = table(hermes("doctor", "--offline", "web=searxng"))["web search"]
     assert status == "warn" and "hermes config set web.base_url http://localhost:8888" in fix
     assert table(hermes("doctor", "--offline", "web=none"))["web search"][0] == "ok"
+
+
+@pytest.mark.parametrize("backend", ["tavily", "exa", "firecrawl"])
+def test_backends_that_extract_give_each_page_or_its_error(backend: str) -> None:
+    from types import SimpleNamespace
+
+    from hermes.web.search import configured_backend
+
+    good, bad = "https://docs.widget.example/install", "https://gone.example/"
+    with FakeSearch(backend, pages={good: ("Install", "# Install\n\npip install widget")}) as svc:
+        web = SimpleNamespace(backend=backend, api_key=svc.key, base_url=svc.base_url,
+                              timeout=5)
+        chosen = configured_backend(web, dict)
+        assert not isinstance(chosen, str)
+        page, failed = chosen.extract([good, bad]) or []
+    assert (page.url, page.text, page.error) == (good, "# Install\n\npip install widget", None)
+    assert failed.url == bad and failed.error and not failed.text
+
+
+def test_backends_without_extraction_say_so() -> None:
+    from types import SimpleNamespace
+
+    from hermes.web.search import configured_backend
+
+    for name in ("ddgs", "brave", "searxng"):
+        web = SimpleNamespace(backend=name, api_key="k", base_url="http://127.0.0.1:9", timeout=1)
+        chosen = configured_backend(web, dict)
+        assert not isinstance(chosen, str) and chosen.extract(["https://x.example/"]) is None

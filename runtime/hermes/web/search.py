@@ -98,7 +98,8 @@ class Searcher:
         backend = self.backend()
         if isinstance(backend, str) or backend.unavailable():
             raise ToolError(f"web_search: {self.unavailable()}")
-        key = entry_key("search", backend.name, query, str(limit))
+        key = entry_key("search", backend.name, str(getattr(backend, "base_url", "")), query,
+                        str(limit))
         cached = cache.get(key)
         if cached is None:
             hits = distinct(backend.search(query, limit), limit)
