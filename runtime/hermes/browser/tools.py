@@ -28,6 +28,8 @@ TOOLSET = "browser"
 REF = {"type": "string", "description": "An element's ref from the last browser_snapshot "
                                         "(e.g. e12)."}
 Action = Callable[[Tab], Awaitable[Any]]
+Act = Callable[[BrowserService, dict[str, Any], ToolContext, Tab], Awaitable[Any]]
+"""One tool's work on the browser thread: ``act(service, args, ctx, tab)``."""
 
 
 async def report(service: BrowserService, tab: Tab, page_text: str = "",
@@ -81,113 +83,134 @@ def playwright_errors(action: Action, timeout: float) -> Action:
     return run
 
 
+async def navigate(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                   tab: Tab) -> str:
+    target = await check_navigation(service.policy(), args["url"], ctx)
+    page = await tab.current()
+    try:
+        response = await page.goto(target, wait_until="domcontentloaded")
+    except Exception as exc:
+        refused = service.take_refusals(tab)
+        if refused:
+            from hermes.web.redaction import redact_url
+
+            raise ToolError(f"{redact_url(args['url'])}: {refused[-1]}") from None
+        raise exc
+    tab.snapshot = None
+    await refuse_guarded(service, tab, args["url"], response)
+    return await report(service, tab, status=response.status if response else None)
+
+
+async def snapshot(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                   tab: Tab) -> str:
+    page = await tab.current()
+    number = args.get("page", 1)
+    if number == 1 or tab.snapshot is None or tab.snapshot.url != page.url:
+        tab.snapshot = Snapshot.of(page.url, await page.aria_snapshot(mode="ai"))
+    pages = split_pages(tab.snapshot.text, service.settings.snapshot_max_chars)
+    if number > len(pages):
+        raise ToolError(f"the snapshot has {len(pages)} page(s); ask for page 1 to "
+                        f"{len(pages)}")
+    more = {"next": f"browser_snapshot(page={number + 1})"} if number < len(pages) else {}
+    return await report(service, tab, pages[number - 1],
+                        page=f"page {number} of {len(pages)}", **more)
+
+
+async def click(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                tab: Tab) -> str:
+    locator = await tab.locate(args["ref"])
+    before = tab.page.url
+    await locator.click()
+    return await settled(service, tab, before, clicked=args["ref"])
+
+
+async def type_text(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                    tab: Tab) -> str:
+    locator = await tab.locate(args["ref"])
+    before = tab.page.url
+    await locator.fill(args["text"])
+    if args.get("submit"):
+        await locator.press("Enter")
+    return await settled(service, tab, before, typed_into=args["ref"],
+                         submitted=bool(args.get("submit")))
+
+
+async def press(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                tab: Tab) -> str:
+    page = await tab.current()
+    before = page.url
+    await page.keyboard.press(args["key"])
+    return await settled(service, tab, before, pressed=args["key"])
+
+
+async def select(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                 tab: Tab) -> str:
+    locator = await tab.locate(args["ref"])
+    chosen = await locator.select_option(list(args["values"]))
+    return await report(service, tab, selected=chosen)
+
+
+async def scroll(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                 tab: Tab) -> str:
+    page = await tab.current()
+    where = await page.evaluate(SCROLL, args["direction"])
+    return await report(service, tab, scrolled=args["direction"], position=where)
+
+
+async def back(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+               tab: Tab) -> str:
+    page = await tab.current()
+    if await page.go_back(wait_until="domcontentloaded") is None and \
+            page.url in ("about:blank", ""):
+        raise ToolError("no earlier page in this window's history")
+    tab.snapshot = None
+    return await report(service, tab)
+
+
+async def screenshot(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                     tab: Tab) -> ToolOutput:
+    page = await tab.current()
+    png = await page.screenshot(type="png")
+    service.keep_screenshot(ctx.session_id, png)
+    text = await report(service, tab, screenshot="attached as an image (PNG); "
+                        "vision_analyze can look at it again")
+    return ToolOutput(text, (("image/png", base64.b64encode(png).decode()),))
+
+
+async def console(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
+                  tab: Tab) -> str:
+    await tab.current()
+    lines = list(tab.console)
+    tab.console.clear()
+    return await report(service, tab, "\n".join(lines) or "(no console messages)",
+                        messages=len(lines))
+
+
+async def settled(service: BrowserService, tab: Tab, before: str,
+                  **ours: Any) -> str:
+    """After an action: the load that it started, if any, waited for."""
+    await tab.adopt_opened()
+    page = await tab.current()
+    if page.url != before:
+        await page.wait_for_load_state("domcontentloaded")
+        tab.snapshot = None
+    return await report(service, tab, **ours)
+
+
 def browser_tools(service: BrowserService) -> list[ToolSpec]:
     """The ten browser tools over ``service``; hidden while ``service.unavailable()``."""
-    settings = service.settings
-    timeout = settings.navigation_timeout
+    timeout = service.settings.navigation_timeout
 
     def tool(name: str, description: str, schema: dict[str, Any],
-             act: Callable[[dict[str, Any], ToolContext, Tab], Awaitable[Any]]) -> ToolSpec:
+             act: Act) -> ToolSpec:
         def handle(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> Any:
             async def action(tab: Tab) -> Any:
-                return await act(args, ctx, tab)
+                return await act(service, args, ctx, tab)
 
             return service.run(ctx, playwright_errors(action, timeout))
 
         return ToolSpec(name, TOOLSET, description, schema, handle,
                         check=lambda: service.unavailable() is None)
-
-    async def navigate(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        target = await check_navigation(service.policy(), args["url"], ctx)
-        page = await tab.current()
-        try:
-            response = await page.goto(target, wait_until="domcontentloaded")
-        except Exception as exc:
-            refused = service.take_refusals(tab)
-            if refused:
-                from hermes.web.redaction import redact_url
-
-                raise ToolError(f"{redact_url(args['url'])}: {refused[-1]}") from None
-            raise exc
-        tab.snapshot = None
-        await refuse_guarded(service, tab, args["url"], response)
-        return await report(service, tab, status=response.status if response else None)
-
-    async def snapshot(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        page = await tab.current()
-        number = args.get("page", 1)
-        if number == 1 or tab.snapshot is None or tab.snapshot.url != page.url:
-            tab.snapshot = Snapshot.of(page.url, await page.aria_snapshot(mode="ai"))
-        pages = split_pages(tab.snapshot.text, settings.snapshot_max_chars)
-        if number > len(pages):
-            raise ToolError(f"the snapshot has {len(pages)} page(s); ask for page 1 to "
-                            f"{len(pages)}")
-        more = {"next": f"browser_snapshot(page={number + 1})"} if number < len(pages) else {}
-        return await report(service, tab, pages[number - 1],
-                            page=f"page {number} of {len(pages)}", **more)
-
-    async def click(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        locator = await tab.locate(args["ref"])
-        before = tab.page.url
-        await locator.click()
-        return await settled(tab, before, clicked=args["ref"])
-
-    async def type_text(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        locator = await tab.locate(args["ref"])
-        before = tab.page.url
-        await locator.fill(args["text"])
-        if args.get("submit"):
-            await locator.press("Enter")
-        return await settled(tab, before, typed_into=args["ref"],
-                             submitted=bool(args.get("submit")))
-
-    async def press(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        page = await tab.current()
-        before = page.url
-        await page.keyboard.press(args["key"])
-        return await settled(tab, before, pressed=args["key"])
-
-    async def select(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        locator = await tab.locate(args["ref"])
-        chosen = await locator.select_option(list(args["values"]))
-        return await report(service, tab, selected=chosen)
-
-    async def scroll(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        page = await tab.current()
-        where = await page.evaluate(SCROLL, args["direction"])
-        return await report(service, tab, scrolled=args["direction"], position=where)
-
-    async def back(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        page = await tab.current()
-        if await page.go_back(wait_until="domcontentloaded") is None and \
-                page.url in ("about:blank", ""):
-            raise ToolError("no earlier page in this window's history")
-        tab.snapshot = None
-        return await report(service, tab)
-
-    async def screenshot(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> ToolOutput:
-        page = await tab.current()
-        png = await page.screenshot(type="png")
-        service.keep_screenshot(ctx.session_id, png)
-        text = await report(service, tab, screenshot="attached as an image (PNG); "
-                            "vision_analyze can look at it again")
-        return ToolOutput(text, (("image/png", base64.b64encode(png).decode()),))
-
-    async def console(args: dict[str, Any], ctx: ToolContext, tab: Tab) -> str:
-        await tab.current()
-        lines = list(tab.console)
-        tab.console.clear()
-        return await report(service, tab, "\n".join(lines) or "(no console messages)",
-                            messages=len(lines))
-
-    async def settled(tab: Tab, before: str, **ours: Any) -> str:
-        """After an action: the load that it started, if any, waited for."""
-        await tab.adopt_opened()
-        page = await tab.current()
-        if page.url != before:
-            await page.wait_for_load_state("domcontentloaded")
-            tab.snapshot = None
-        return await report(service, tab, **ours)
 
     return [
         tool("browser_navigate", "Open a URL in the browser (http(s), or a file the sandbox "
