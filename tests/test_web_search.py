@@ -36,7 +36,8 @@ def add_secret(root: Path, name: str, value: str) -> None:
 
 
 def tool_messages(llm: FakeLLM) -> list[str]:
-    return [m["content"] for r in llm.requests for m in r.body.get("messages", [])
+    """The tool results the last model request carried (the run's whole conversation)."""
+    return [m["content"] for m in llm.requests[-1].body.get("messages", [])
             if m.get("role") == "tool"]
 
 
@@ -299,3 +300,22 @@ def test_backends_without_extraction_say_so() -> None:
         web = SimpleNamespace(backend=name, api_key="k", base_url="http://127.0.0.1:9", timeout=1)
         chosen = configured_backend(web, dict)
         assert not isinstance(chosen, str) and chosen.extract(["https://x.example/"]) is None
+
+
+def test_a_hermes_agent_web_provider_plugin_searches(hermes, llm: FakeLLM, root: Path) -> None:
+    import shutil
+
+    from plugin_support import SAMPLES
+
+    shutil.copytree(SAMPLES / "hermes_agent" / "web-searx", root / "plugins" / "web-searx")
+    with FakeSearch("searxng") as service:
+        add_secret(root, "SEARXNG_URL", service.base_url)  # read from the profile's .env
+        _, answer = search_once(hermes, llm, "web.backend=plugin:searx",
+                                "plugins.enabled=[web-searx]")
+    with FakeSearch("searxng", status=503) as failing:
+        env = (root / ".env").read_text().replace(service.base_url, failing.base_url)
+        (root / ".env").write_text(env)
+        _, broken = search_once(hermes, llm, "web.backend=plugin:searx",
+                                "plugins.enabled=[web-searx]", "web.cache_ttl=0")
+    assert answer["backend"] == "searx" and len(answer["results"]) == 3
+    assert broken["error"] == "searx: SearXNG returned HTTP 503"

@@ -5,6 +5,7 @@ through ``hermes config set``, which keeps comments and validates."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,4 +35,13 @@ def bind(home: Path | None) -> dict[str, Callable[..., Any]]:
 
         return read_yaml(home / "config.yaml") if home is not None else {}
 
-    return {"load_config": load_config, "load_config_readonly": load_config}
+    def get_env_value(name: str) -> str | None:
+        """A variable: the environment, then the profile's ``.env`` (None: neither)."""
+        from hermes.credentials import read_env_file
+
+        if name in os.environ:
+            return os.environ[name]
+        return read_env_file(home / ".env").get(name) if home is not None else None
+
+    return {"load_config": load_config, "load_config_readonly": load_config,
+            "get_env_value": get_env_value}

@@ -19,6 +19,7 @@ OFFERED = {
     "tools.registry": "hermes.plugins.compat.tool_results",
     "agent.memory_provider": "hermes.plugins.compat.memory_provider",
     "agent.context_engine": "hermes.plugins.compat.context_engine",
+    "agent.web_search_provider": "hermes.plugins.compat.web_search_provider",
     "gateway.platforms.base": "hermes.plugins.compat.platform_base",
     "providers": "hermes.plugins.compat.providers",
     "providers.base": "hermes.plugins.compat.providers",
