@@ -7,8 +7,8 @@ Misuse (a tool name that is taken, a bad schema) raises ``ValueError``: the plug
 then skipped like any plugin whose ``register`` fails. A slash or CLI command whose name
 a built-in command has is refused with a warning instead, and so is a hook event this
 Hermes does not have (hermes-agent warns too); the rest of the plugin loads. What
-hermes-agent's plugins may register that Hermes has no place for yet (middleware, web,
-browser, image and video providers, a cron scheduler, ...) is accepted and recorded as
+hermes-agent's plugins may register that Hermes has no place for yet (middleware, image
+and video providers, a cron scheduler, ...) is accepted and recorded as
 "not supported yet" (``UNSUPPORTED``), with a warning, so the rest of the plugin works.
 """
 
