@@ -327,8 +327,9 @@ def test_idle_contexts_and_then_the_browser_close(short_lived, webpages) -> None
     result = dispatch(runtime, environ, cwd, "browser_navigate", "idle",
                       {"url": webpages.url("/article")})
     assert not result.is_error, result.content
-    assert service.started
+    assert service.started and chromium_of(cwd)
     assert wait_for(lambda: not service.started), "the browser outlived browser.idle_timeout"
+    assert wait_for(lambda: not chromium_of(cwd), 5), chromium_of(cwd)
 
 
 def test_a_navigation_that_never_loads_is_one_line(short_lived, webpages) -> None:  # noqa: F811
@@ -367,7 +368,8 @@ def test_a_conversations_end_closes_its_context(tmp_path: Path, chromium: str,
 
 
 def chromium_of(home: Path) -> list[int]:
-    """Chromium processes started for ``home`` (their environment names it)."""
+    """Chromium (and Playwright driver) processes started for ``home`` (their environment
+    names it)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -377,7 +379,8 @@ def chromium_of(home: Path) -> list[int]:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if b"chrom" in command and f"HOME={home}".encode() in environ.split(b"\0"):
+        if (b"chrom" in command or b"playwright" in command) and \
+                f"HOME={home}".encode() in environ.split(b"\0"):
             found.append(int(entry.name))
     return found
 

@@ -186,7 +186,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
     browser = providers.Resource(
         open_browser, home=home, settings=settings.provided.browser,
         web=settings.provided.web,
-        providers=providers.Callable(lazy, plugins.provider, "browser_providers"))
+        providers=providers.Callable(lazy, plugins.provider, "browser_providers"),
+        environ=environ)
     """The ``browser`` toolset's browser (``browser.*``): started at the first browser
     tool call, a context per session, closed with the runtime."""
 

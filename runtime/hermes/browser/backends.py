@@ -87,9 +87,9 @@ class LocalBackend(SharedBrowser):
     guarded_by_proxy = True
 
     def __init__(self, executable: str, headless: bool, proxy: dict[str, str] | None,
-                 switches: list[str]) -> None:
+                 switches: list[str], environ: dict[str, str] | None = None) -> None:
         super().__init__()
-        self.executable, self.headless = executable, headless
+        self.executable, self.headless, self.environ = executable, headless, environ
         self.proxy, self.switches = proxy, switches
         self.guarded_by_proxy = proxy is not None
 
@@ -97,8 +97,8 @@ class LocalBackend(SharedBrowser):
         try:
             self.browser = await playwright.chromium.launch(
                 executable_path=self.executable, headless=self.headless, proxy=self.proxy,
-                args=self.switches, handle_sigint=False, handle_sigterm=False,
-                handle_sighup=False)
+                args=self.switches, env=self.environ, handle_sigint=False,
+                handle_sigterm=False, handle_sighup=False)
         except Exception as exc:
             raise ToolError(f"could not start {self.executable}: {first_line(exc)}") from exc
 

@@ -43,8 +43,11 @@ class BrowserService:
     browser thread."""
 
     def __init__(self, home: Home, settings: BrowserConfig, web: Any = None,
-                 providers: Callable[[], Mapping[str, Any]] = dict) -> None:
+                 providers: Callable[[], Mapping[str, Any]] = dict,
+                 environ: Mapping[str, str] | None = None) -> None:
         self.home = home
+        self.environ = dict(environ) if environ is not None else None
+        """The runtime's environment, Chromium's too (None: this process's)."""
         self.settings = settings
         self._web = web
         self._providers = providers
@@ -218,7 +221,7 @@ class BrowserService:
             assert executable is not None
             # the guard runs its own event loop: started off this one's thread
             proxy, switches = await asyncio.to_thread(self._guard_settings)
-            return LocalBackend(executable, settings.headless, proxy, switches)
+            return LocalBackend(executable, settings.headless, proxy, switches, self.environ)
         if settings.backend == "cdp":
             assert settings.cdp_url is not None
             # the user's browser reaches our loopback proxy: each context goes through it
@@ -325,9 +328,10 @@ def merge_disabled_features(switches: list[str]) -> list[str]:
 
 
 def open_browser(home: Home, settings: BrowserConfig, web: Any = None,
-                 providers: Callable[[], Mapping[str, Any]] = dict) -> Iterator[BrowserService]:
+                 providers: Callable[[], Mapping[str, Any]] = dict,
+                 environ: Mapping[str, str] | None = None) -> Iterator[BrowserService]:
     """Resource: the runtime's browser service (starts nothing), closed with the runtime."""
-    service = BrowserService(home, settings, web, providers)
+    service = BrowserService(home, settings, web, providers, environ)
     try:
         yield service
     finally:
