@@ -137,6 +137,8 @@ def test_a_model_without_vision_gets_vision_models_fenced_description(
     text = images.wire_text(answered)
     assert "cannot see images. gpt-4o described" in text and "<image-description" in text
     assert text.count("</image-description>") == 1  # the description cannot close it
+    with sqlite3.connect(root / "state.db") as db:  # the describing call is counted too
+        assert db.execute("SELECT input_tokens FROM sessions").fetchall() == [(20,)]
 
 
 def test_a_model_without_vision_and_no_vision_model_is_refused_before_the_turn(

@@ -39,6 +39,7 @@ from hermes.agent.seeing import for_model
 from hermes.agent.transcript import discard_if_unanswered
 from hermes.config.schema import VisionConfig
 from hermes.errors import UserError
+from hermes.models.types import Usage
 from hermes.sessions.errors import SessionNotFound
 
 LATEST: Final = "latest"
@@ -98,7 +99,8 @@ class Conversation:
         images, self.attached = [*self.attached, *images], []
         if images:  # a model without vision gets vision.model's description instead
             check_count(images, self.vision_limits())
-            text, images = for_model(self.agent.model, self.vision, text, images)
+            text, images = for_model(self.agent.model, self.vision, text, images,
+                                     spent=self._spent)
         timer = threading.Timer(deadline, self.agent.interrupt) if deadline else None
         self.agent.interrupted.clear()  # then counted: an interrupt from here on is seen
         counted = self._owner.running_turn(self) if self._owner else contextlib.nullcontext()
@@ -111,6 +113,10 @@ class Conversation:
             finally:
                 if timer is not None:
                     timer.cancel()
+
+    def _spent(self, usage: Usage) -> None:
+        """A model call of this conversation that wrote no message (vision.model's)."""
+        self.agent.store.add_usage(self.session_id, usage)
 
     def attach(self, image: Attachment) -> Attachment:
         """Attach ``image`` to the next turn; refused past ``vision.max_images``."""

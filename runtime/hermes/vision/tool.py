@@ -58,7 +58,7 @@ def vision_analyze_tool(vision: Any, web: Any, model: Callable[[], ModelClient],
             raise ToolError(refusal(model()))
         question = str(args.get("question") or "").strip() or DEFAULT_QUESTION
         try:
-            answer = ask(looker, [image], question)
+            answer = ask(looker, [image], question).content.strip()
         except ModelCallError as exc:
             raise ToolError(f"{looker.model} could not look at {image.source}: {exc}") from exc
         return json.dumps({"image": image.source, "model": looker.model,
