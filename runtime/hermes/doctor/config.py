@@ -14,6 +14,7 @@ from hermes.doctor.base import Check, Status
 from hermes.doctor.browser import check_browser
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
 from hermes.doctor.sandbox import check_sandbox, check_workspace
+from hermes.doctor.vision import check_vision
 from hermes.doctor.web import check_web_search
 from hermes.errors import ConfigError
 from hermes.home import Home
@@ -35,7 +36,8 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str], *
     checks.append(_credentials(composed))
     checks.append(_endpoint(config.provider, offline))
     return [*checks, *_environment(config, home, environ, offline),
-            check_browser(config.browser), check_web_search(config.web)]
+            check_browser(config.browser), check_web_search(config.web),
+            check_vision(config.provider, config.vision)]
 
 
 def config_fix(exc: ConfigError, home: Home) -> str:
