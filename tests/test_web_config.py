@@ -51,6 +51,7 @@ def test_an_existing_profile_without_web_still_composes(hermes, root) -> None:
     ("web.allow_private", "10.0.0.1:99999", ("web.allow_private.0",)),
     ("web.cache_ttl", "soon", ("web.cache_ttl", "expected a duration")),
     ("web.timeout", "0", ("web.timeout", "greater than 0")),
+    ("web.max_results", "30", ("web.max_results", "less than or equal to 20")),
     ("web.max_results", "true", ("web.max_results", "expected a number")),
 ])
 def test_a_bad_value_is_one_line_naming_the_key(hermes, root, key: str, value: str,

@@ -99,8 +99,8 @@ class WebConfig(Section):
     base_url: HttpUrl | None = None
     """The backend's address: required for ``searxng`` (e.g. ``http://localhost:8888``);
     for the others it replaces the service's own (a proxy or a test server)."""
-    max_results: Annotated[int, BeforeValidator(_no_bool)] = Field(5, gt=0, le=50)
-    """Results ``web_search`` returns when the model asks for no number (at most 50)."""
+    max_results: Annotated[int, BeforeValidator(_no_bool)] = Field(5, gt=0, le=20)
+    """Results ``web_search`` returns when the model asks for no number (at most 20)."""
     max_chars: Annotated[int, BeforeValidator(_no_bool)] = Field(40_000, gt=0)
     """Cap of one page's text from ``web_extract`` (``full=true`` included)."""
     summarize_over: int | None = Field(12_000, gt=0)
