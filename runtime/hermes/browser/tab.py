@@ -110,7 +110,8 @@ class Tab:
                 how = "accepted"
         except Exception:  # the page went away meanwhile
             return
-        self.notes.append(f"a {kind} dialog said {text!r}; {how}")
+        article = "an" if kind[0] in "aeiou" else "a"
+        self.notes.append(f"{article} {kind} dialog said {text!r}; {how}")
 
     async def _on_download(self, download: Any) -> None:
         self.downloads += 1

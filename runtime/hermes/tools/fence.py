@@ -36,16 +36,25 @@ LOOK_ALIKES = str.maketrans({
 })
 
 
-def fence(tag: str, attributes: dict[str, str], text: str) -> str:
+def fence(tag: str, attributes: dict[str, str], text: str, *,
+          urls: tuple[str, ...] = ()) -> str:
     """``text`` inside ``<tag ...>`` and ``</tag>``; attribute values keep to word
-    characters, dots and dashes (they may come from outside too)."""
-    shown = "".join(f' {name}="{label(value)}"' for name, value in attributes.items())
+    characters, dots and dashes (they may come from outside too); those named in ``urls``
+    also keep a URL's punctuation."""
+    shown = "".join(f' {name}="{url_label(value) if name in urls else label(value)}"'
+                    for name, value in attributes.items())
     return f"<{tag}{shown}>\n{defuse(text, tag)}\n</{tag}>"
 
 
 def label(value: str) -> str:
     """``value`` in word characters, dots and dashes: safe inside a tag."""
     return re.sub(r"[^\w.-]", "_", value)
+
+
+def url_label(value: str) -> str:
+    """``value`` (a URL) in word characters and a URL's punctuation: still no quote,
+    angle bracket or space, so it stays one attribute value."""
+    return re.sub(r"[^\w.\-:/?=&%~+#@,]", "_", value)
 
 
 def defuse(text: str, tag: str) -> str:
