@@ -112,7 +112,7 @@ def test_a_plugins_browser_provider_gives_each_session_a_browser(
                           "name: remote\nversion: 0.1.0\nprovides_browser_providers: "
                           "[remote-chromium]\n")
     runtime, environ = runtime_of(tmp_path, webpages, "plugins.enabled=[remote]",
-                                  "browser.backend=remote-chromium")
+                                  "browser.backend=plugin:remote-chromium")
     try:
         opened = call(runtime, environ, tmp_path, "browser_navigate", session="p1",
                       url=webpages.url("/form"))
@@ -129,10 +129,10 @@ def test_a_plugins_browser_provider_gives_each_session_a_browser(
 
 def test_an_unknown_backend_hides_the_tools_saying_why(tmp_path: Path,
                                                        webpages: WebPages) -> None:  # noqa: F811
-    runtime, _ = runtime_of(tmp_path, webpages, "browser.backend=nowhere")
+    runtime, _ = runtime_of(tmp_path, webpages, "browser.backend=plugin:nowhere")
     try:
         assert "browser_navigate" not in runtime.container.tools().names()
-        assert "no plugin registered the browser provider 'nowhere'" in \
+        assert "no plugin registered the browser provider 'plugin:nowhere'" in \
             runtime.container.browser().unavailable()
     finally:
         runtime.close()

@@ -242,7 +242,7 @@ class BrowserService:
 
     def _provider(self) -> Any:
         try:
-            return self._providers().get(self.settings.backend)
+            return self._providers().get(self.settings.backend.removeprefix("plugin:"))
         except Exception:  # a plugin that fails to load registers nothing
             return None
 

@@ -9,17 +9,14 @@ from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from hermes.config.learning_schema import Duration
+from hermes.config.plugins_schema import _builtin_or_plugin
 from hermes.config.sections import NonBlank, Section
 
 BUILT_IN_BACKENDS = ("local", "cdp")
-"""Backends of the runtime itself; any other name is a plugin's browser provider."""
-
-
-def _backend(name: str) -> str:
-    if name in BUILT_IN_BACKENDS or name.replace("-", "_").replace(".", "_").isidentifier():
-        return name
-    raise PydanticCustomError("unknown_name", "{name} is no backend: write local, cdp or a "
-                              "plugin's browser provider name", {"name": repr(name)})
+"""Backends of the runtime itself; ``plugin:NAME`` is a plugin's browser provider."""
+BrowserBackend = Annotated[str, AfterValidator(_builtin_or_plugin(*BUILT_IN_BACKENDS))]
+"""``browser.backend``: a built-in backend, or ``plugin:NAME`` (checked when the plugins
+load), like ``web.backend`` and ``environment.kind``."""
 
 
 def _cdp_url(value: str | None) -> str | None:
@@ -35,9 +32,9 @@ class BrowserConfig(Section):
 
     name: NonBlank = "local"
     """The option's name (the YAML file under ``conf/browser/``)."""
-    backend: Annotated[str, AfterValidator(_backend)] = "local"
+    backend: BrowserBackend = "local"
     """``local``: start Chromium on this machine; ``cdp``: connect to a browser you run
-    (``cdp_url``); another name: a plugin's browser provider (``register_browser_provider``)."""
+    (``cdp_url``); ``plugin:NAME``: a plugin's browser provider (``register_browser_provider``)."""
     executable: str | None = None
     """Chromium's path (``local``); null: ``chromium``, ``chromium-browser`` or
     ``google-chrome`` on PATH."""
