@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from typing import Any
 
 import httpcore
@@ -98,6 +99,23 @@ def test_a_big_page_stops_being_read_at_max_bytes(webpages: WebPages) -> None:  
     fetcher = Fetcher(AddressPolicy([webpages.allow]), FetchLimits(max_bytes=200_000))
     with pytest.raises(FetchError, match=r"larger than web\.max_bytes \(200000 bytes\)"):
         fetcher.fetch(webpages.url("/big?bytes=5000000"))  # chunked: no length to refuse by
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_a_compression_bomb_is_refused_without_being_inflated(
+        webpages: WebPages, layers: int) -> None:  # noqa: F811
+    """256 MiB of zeros in 2 KB (gzip twice) or 256 KB: max_bytes counts decoded bytes
+    and no more than a chunk is inflated past it (it inflated the whole inner layer)."""
+    fetcher = Fetcher(AddressPolicy([webpages.allow]), FetchLimits(max_bytes=1_000_000))
+    tracemalloc.start()
+    try:
+        expected = "larger than web.max_bytes" if layers == 1 else "gzip, gzip is not read"
+        with pytest.raises(FetchError, match=expected):
+            fetcher.fetch(webpages.url(f"/gzip-bomb?layers={layers}"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
 
 
 def test_registering_web_extract_loads_no_http_client_nor_extractor() -> None:

@@ -21,6 +21,8 @@ Pages (``pages.url(path)``):
   ``/article``), ``/big?bytes=N`` (an HTML page of N bytes, default 8 MB)
 - ``/json``, ``/text``, ``/pdf`` (a tiny real PDF), ``/page/N`` (bench pages, N = 0..)
 - ``/secret?api_key=...``: echoes nothing secret, a plain page
+- ``/gzip-bomb?layers=N``: 2 KB on the wire, 256 MiB of zeros once decoded (gzip applied
+  twice; ``layers=1``: gzip once, 256 KiB on the wire)
 ``pages.requests`` lists the paths asked for (in order).
 """
 
@@ -292,6 +294,30 @@ def _fetches_loopback(handler: PageHandler, pages: WebPages, _q: Any) -> None:
     handler.send("text/html; charset=utf-8", page("Loopback probe", body))
 
 
+@lru_cache(maxsize=2)
+def gzip_bomb(layers: int) -> bytes:
+    """256 MiB of zeros gzipped ``layers`` times."""
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zero = bytes(1 << 20)
+    data = b"".join(packer.compress(zero) for _ in range(256)) + packer.flush()
+    for _ in range(layers - 1):
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        data = packer.compress(data) + packer.flush()
+    return data
+
+
+def _gzip_bomb(handler: PageHandler, _pages: WebPages, query: dict[str, list[str]]) -> None:
+    layers = int(query.get("layers", ["2"])[0])
+    data = gzip_bomb(layers)
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/html; charset=utf-8")
+    handler.send_header("Content-Encoding", ", ".join(["gzip"] * layers))
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def _html(make: Any) -> Any:
     return lambda h, _p, _q: h.send("text/html; charset=utf-8", make())
 
@@ -321,6 +347,7 @@ ROUTES: dict[str, Any] = {
     "/text": lambda h, _p, _q: h.send("text/plain; charset=utf-8",
                                       "Plain text notes.\nLine two of the notes.\n"),
     "/pdf": lambda h, _p, _q: h.send("application/pdf", PDF),
+    "/gzip-bomb": _gzip_bomb,
 }
 
 

@@ -15,6 +15,7 @@ import ssl
 import threading
 import time
 import typing
+import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urljoin
@@ -29,6 +30,8 @@ from hermes.web.redaction import redact_url
 USER_AGENT = "Mozilla/5.0 (compatible; hermes-agent; +https://github.com/hermes-agent)"
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
 CHUNK = 64 * 1024
+WBITS = {"gzip": 31, "x-gzip": 31, "deflate": 47}
+"""zlib's window bits per content encoding (47: a zlib or gzip header, detected)."""
 
 
 class Deadline:
@@ -196,9 +199,33 @@ def _read(response: httpx.Response, url: str, limits: FetchLimits,
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limits.max_bytes:
         raise FetchError(_too_big(shown, limits))
-    body = b"".join(_capped(response.iter_bytes(CHUNK), shown, limits))
+    body = b"".join(_capped(_decoded(response, shown), shown, limits))
     return Page(url=url, status=response.status_code, content_type=content_type,
                 kind=kind, body=body, encoding=response.charset_encoding)
+
+
+def _decoded(response: httpx.Response, shown: str) -> Iterator[bytes]:
+    """The body decoded chunk by chunk, no chunk inflated past ``CHUNK`` bytes (httpx
+    inflates a whole read at once, and stacked encodings multiply: 2 KB of gzip twice is
+    256 MiB). One gzip or deflate layer, or none; anything else is refused."""
+    names = [name.strip().lower() for name in
+             response.headers.get("content-encoding", "").split(",")]
+    names = [name for name in names if name not in ("", "identity")]
+    if not names:
+        yield from response.iter_raw(CHUNK)
+        return
+    if len(names) > 1 or names[0] not in WBITS:
+        raise FetchError(f"{shown}: content encoding {', '.join(names)} is not read "
+                         "(one gzip or deflate layer only)")
+    inflater = zlib.decompressobj(WBITS[names[0]])
+    try:
+        for raw in response.iter_raw(CHUNK):
+            data = raw
+            while data and not inflater.eof:
+                yield inflater.decompress(data, CHUNK)
+                data = inflater.unconsumed_tail
+    except zlib.error as exc:
+        raise FetchError(f"{shown}: a corrupt {names[0]} body ({exc})") from exc
 
 
 def _capped(chunks: Iterator[bytes], shown: str, limits: FetchLimits) -> Iterator[bytes]:
