@@ -213,6 +213,10 @@ def missing_values(home: Home, environ: Mapping[str, str], *,
             if not exc.key or exc.key in missing:
                 raise
             missing.append(exc.key)
+        except ConfigError as exc:
+            if exc.key not in missing:  # a typed key refusing its placeholder is unset
+                raise
+            return missing
 
 
 _PLACEHOLDER = "__unset__"
