@@ -413,3 +413,23 @@ def test_oneshot_fills_the_form_through_the_browser_and_leaves_no_chromium(
     assert proc.stdout.strip() == "booked: yes"
     assert "POST /form/result" in webpages.requests, webpages.requests
     assert wait_for(lambda: not chromium_of(user_home), 5), chromium_of(user_home)
+
+
+def test_a_file_page_cannot_frame_or_link_a_file_the_sandbox_does_not_read(browser) -> None:
+    """The model writes a page it may open that frames and links a file in the Hermes
+    root: Chromium loads both for a file:// page; the file guard refuses them."""
+    home = Path(browser.runtime.home.path)
+    secret = home / "framed-note.html"
+    secret.write_text("<title>home note</title><p>HOME-SECRET-991</p>")
+    work = home.parent / "work"
+    files = browser.runtime.container.environment().session("framer", None).files()
+    real, _ = files.locate(str(work / "framer.html"), write=True)
+    Path(real).parent.mkdir(parents=True, exist_ok=True)
+    Path(real).write_text(f'<title>Framer</title><iframe src="{secret.as_uri()}"></iframe>'
+                          f'<a href="{secret.as_uri()}">go home</a>')
+    browser("browser_navigate", session="framer", url=(work / "framer.html").as_uri())
+    shot = browser("browser_snapshot", session="framer")["content"]
+    assert "HOME-SECRET-991" not in shot and "refused:" in shot, shot
+    clicked = browser("browser_click", session="framer", ref=ref_of(shot, 'link "go home"'))
+    after = browser("browser_snapshot", session="framer")
+    assert "HOME-SECRET-991" not in json.dumps([clicked, after]), after

@@ -5,6 +5,7 @@ browser is asked (one clear line), and every request is checked by the guard pro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -39,6 +40,28 @@ def check_file_url(url: str, ctx: ToolContext) -> str:
         raise ToolError(f"{url}: the files of the {ctx.environment.kind} environment are "
                         "not on the browser's machine; serve them over http instead")
     return str(Path(target.path))
+
+
+async def check_frames(tab: Any) -> None:
+    """Refuse (``ToolError``) a page any of whose frames shows a ``file://`` URL the
+    sandbox does not read: a file page the model may open can frame or link to any
+    other file (the Hermes root, ``/proc``), and Chromium lets it. The window is blanked
+    first, so that nothing of it is read afterwards."""
+    page = tab.page
+    if page is None or page.is_closed() or tab.ctx is None:
+        return
+    for frame in page.frames:
+        if urlsplit(frame.url).scheme.lower() != "file":
+            continue
+        try:
+            check_file_url(frame.url, tab.ctx)
+        except ToolError as exc:
+            tab.snapshot = None
+            with contextlib.suppress(Exception):
+                await page.goto("about:blank")
+            reason = str(exc).split(":", 1)[-1].strip().split(";", 1)[0]
+            raise ToolError(f"{frame.url}: the page opened a file the sandbox does not read "
+                            f"({reason}); the window shows about:blank now") from None
 
 
 async def check_navigation(policy: Any, url: str, ctx: ToolContext) -> str:

@@ -49,6 +49,24 @@ class Tab:
     async def watch_context(self) -> None:
         self.context.on("page", self._on_new_page)
         await self.context.add_init_script(COUNT_OPENED)
+        await self.context.route("file://**", self._guard_file)
+
+    async def _guard_file(self, route: Any) -> None:
+        """A file a page loads (a frame, a link it follows, a script's location) is one the
+        session's sandbox reads, like browser_navigate's; Chromium lets any file page open
+        any file (the Hermes root, /proc/self/environ) otherwise."""
+        from hermes.browser.guard import check_file_url
+
+        url = route.request.url
+        try:
+            if self.ctx is None:
+                raise ToolError(f"{url}: no session to judge the file by")
+            await asyncio.to_thread(check_file_url, url, self.ctx)
+        except ToolError as exc:
+            self.notes.append(f"refused: {str(exc).split(';', 1)[0]}")
+            await route.abort("accessdenied")
+            return
+        await route.continue_()
 
     async def adopt_opened(self, timeout: float = 5.0) -> None:
         """After an action: when the page opened a window or started a download (a link

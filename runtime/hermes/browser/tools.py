@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hermes.browser.backends import first_line
-from hermes.browser.guard import check_navigation
+from hermes.browser.guard import check_frames, check_navigation
 from hermes.browser.service import BrowserService
 from hermes.browser.snapshot import Snapshot, split_pages
 from hermes.browser.tab import Tab
@@ -39,6 +39,7 @@ async def report(service: BrowserService, tab: Tab, page_text: str = "",
     from hermes.web.untrusted import fence_web
 
     await tab.settle()
+    await check_frames(tab)
     page = tab.page
     url = page.url if page is not None else "about:blank"
     events = [*tab.take_notes(), *(f"refused: {r}" for r in service.take_refusals(tab))]
@@ -171,9 +172,9 @@ async def screenshot(service: BrowserService, args: dict[str, Any], ctx: ToolCon
                      tab: Tab) -> ToolOutput:
     page = await tab.current()
     png = await page.screenshot(type="png")
-    service.keep_screenshot(ctx.session_id, png)
     text = await report(service, tab, screenshot="attached as an image (PNG); "
                         "vision_analyze can look at it again")
+    service.keep_screenshot(ctx.session_id, png)  # after report checked the page's files
     return ToolOutput(text, (("image/png", base64.b64encode(png).decode()),))
 
 
