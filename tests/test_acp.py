@@ -8,6 +8,7 @@ SQLite store.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sqlite3
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+import images
 from acp_support import Editor, connect, eventually, prompt_of
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
@@ -336,3 +338,34 @@ def test_files_instead_of_pipes_are_refused(environ, configured: Path, tmp_path:
     assert done.stderr.strip() == ("error: hermes acp needs pipes on stdin and stdout, as an "
                                    "editor connects them; stdin is a file here (pipe it: "
                                    "`... | hermes acp | ...`)")
+
+
+def test_an_image_in_a_prompt_reaches_the_model(environ, configured: Path, llm: FakeLLM,
+                                                project: Path, log: Path) -> None:
+    from acp import image_block
+    from acp.exceptions import RequestError
+
+    shot = images.png(3, 2)
+    llm.push(Reply(text="a red rectangle"))
+    editor = Editor()
+
+    async def scenario() -> tuple[object, object, str]:
+        async with connect(editor, environ, stderr=log) as (conn, hello):
+            session = await conn.new_session(cwd=str(project))
+            answered = await conn.prompt(session_id=session.session_id, prompt=[
+                *prompt_of("what is this?"),
+                image_block(base64.b64encode(shot).decode(), "image/png")])
+            try:
+                await conn.prompt(session_id=session.session_id, prompt=[
+                    *prompt_of("and this?"), image_block("bm90IGFuIGltYWdl", "image/png")])
+            except RequestError as exc:
+                return hello, answered, json.dumps(exc.data)
+            return hello, answered, "no error"
+
+    hello, answered, refusal = asyncio.run(scenario())
+    assert hello.agent_capabilities.prompt_capabilities.image
+    assert answered.stop_reason == "end_turn" and editor.text() == "a red rectangle"
+    assert images.wire_images(llm.requests[-1]) == [
+        ("image/png", base64.b64encode(shot).decode())]
+    assert "prompt[1] image" in refusal and "PNG" in refusal, refusal
+    assert len(llm.requests) == 1  # the bad image ran no turn

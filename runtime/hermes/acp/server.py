@@ -13,6 +13,8 @@ there (one the model never answered is discarded, as everywhere).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +26,7 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     EmbeddedResourceContentBlock,
+    ImageContentBlock,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -40,6 +43,7 @@ from hermes.acp.files import EditorFiles
 from hermes.acp.permission import EditorApprover
 from hermes.acp.session import EditorSession, TurnEvents
 from hermes.acp.updates import history
+from hermes.agent.attachments import Attachment, ImageRefused, VisionLimits, from_bytes
 from hermes.agent.conversations import Conversation, Conversations
 from hermes.agent.factory import Interaction
 from hermes.sessions.errors import SessionError
@@ -69,6 +73,25 @@ def prompt_text(blocks: Sequence[Any]) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+def prompt_images(blocks: Sequence[Any], limits: VisionLimits) -> list[Attachment]:
+    """A prompt's image blocks (base64 ``data``), checked like every attached image; a
+    bad one is the prompt's error (``invalid_params``: one line naming it)."""
+    images = []
+    for number, block in enumerate(blocks):
+        if not isinstance(block, ImageContentBlock):
+            continue
+        source = block.uri or f"prompt[{number}] image"
+        try:
+            images.append(from_bytes(base64.b64decode(block.data, validate=True), source,
+                                     limits))
+        except (ValueError, binascii.Error, ImageRefused) as exc:
+            raise RequestError.invalid_params({"prompt": f"{source}: {exc}"}) from exc
+    if len(images) > limits.max_images:
+        raise RequestError.invalid_params({"prompt": f"{len(images)} images, more than "
+                                           f"vision.max_images ({limits.max_images})"})
+    return images
+
+
 class HermesAcpAgent:
     """The ``acp.Agent`` of one ``hermes acp`` process (one runtime, many sessions)."""
 
@@ -92,7 +115,7 @@ class HermesAcpAgent:
             agent_info=Implementation(name="hermes", title="Hermes", version=__version__),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True)))
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True)))
 
     async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
         return AuthenticateResponse()  # the profile's own credentials are used
@@ -118,7 +141,9 @@ class HermesAcpAgent:
 
     async def prompt(self, prompt: Sequence[Any], session_id: str,
                      **_: Any) -> PromptResponse:
-        return await self._session(session_id).prompt(prompt_text(prompt))
+        session = self._session(session_id)
+        images = prompt_images(prompt, session.conversation.vision_limits())
+        return await session.prompt(prompt_text(prompt), images)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self._sessions.get(session_id)

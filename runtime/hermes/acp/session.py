@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from acp.schema import PromptResponse, StopReason
 
 from hermes.acp.channel import UpdateChannel
 from hermes.acp.updates import call_started, finished_updates
+from hermes.agent.attachments import Attachment, ImageRefused
 from hermes.agent.conversations import Conversation
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.loop import AgentEvents, TurnResult
@@ -78,7 +80,7 @@ class EditorSession:
     """The runtime's learning service: its reviews wait while a turn runs."""
     running: bool = False
 
-    async def prompt(self, text: str) -> PromptResponse:
+    async def prompt(self, text: str, images: Sequence[Attachment] = ()) -> PromptResponse:
         if self.running:
             raise RequestError.invalid_request(
                 {"details": "a prompt is already running in this session; cancel it first"})
@@ -87,7 +89,10 @@ class EditorSession:
         if self.learning is not None:
             self.learning.hold()
         try:
-            result = await asyncio.to_thread(self.conversation.run, text)
+            try:
+                result = await asyncio.to_thread(self.conversation.run, text, images=images)
+            except ImageRefused as exc:  # too many, or no model here can see them
+                raise RequestError.invalid_params({"prompt": str(exc)}) from exc
             self._answer_if_unstreamed(result)
             await self.events.channel.drain()
         finally:
