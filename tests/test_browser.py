@@ -297,6 +297,13 @@ def test_a_file_url_outside_what_the_sandbox_reads_is_refused(browser, tmp_path)
     assert "_error" in refused and "\n" not in refused["_error"], refused
 
 
+@pytest.mark.parametrize("url", ["file:///proc/self/environ", "file:///proc/self/status"])
+def test_process_files_are_refused(browser, url: str) -> None:
+    """/proc/self is the runtime's own (its environment holds the provider keys)."""
+    refused = browser("browser_navigate", url=url)
+    assert "process or device files" in refused.get("_error", ""), refused
+
+
 @pytest.fixture
 def short_lived(tmp_path: Path, chromium: str, webpages: WebPages  # noqa: F811
                 ) -> Iterator[tuple[Runtime, dict[str, str], Path]]:

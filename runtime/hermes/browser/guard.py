@@ -36,6 +36,9 @@ def check_file_url(url: str, ctx: ToolContext) -> str:
     if parts.netloc not in ("", "localhost"):
         raise ToolError(f"{url}: a file URL names a file on this machine (file:///path)")
     target = file_target(unquote(parts.path) or "/", ctx)
+    if Path(target.path).parts[1:2] in (("proc",), ("sys",), ("dev",)):
+        raise ToolError(f"{url}: the browser opens no process or device files (/proc, /sys, "
+                        "/dev): they are this runtime's and the browser's own")
     if not target.files.is_local:
         raise ToolError(f"{url}: the files of the {ctx.environment.kind} environment are "
                         "not on the browser's machine; serve them over http instead")
