@@ -36,8 +36,10 @@ async def report(service: BrowserService, tab: Tab, page_text: str = "",
                  **ours: Any) -> str:
     """The result: our fields, then the page's words and the events since the last
     result inside one fence."""
-    from hermes.web.untrusted import fence_web
+    from hermes.web.untrusted import FENCE, fence_web
 
+    # a page may answer for its option values, scroll position...: defused like its text
+    ours = {key: _defused(value, FENCE) for key, value in ours.items()}
     await tab.settle()
     await check_frames(tab)
     page = tab.page
@@ -51,6 +53,18 @@ async def report(service: BrowserService, tab: Tab, page_text: str = "",
     if page_text:
         parts.append(page_text)
     return ok(url=url, **ours, content=fence_web("\n".join(parts), url))
+
+
+def _defused(value: Any, tag: str) -> Any:
+    """``value`` (a field beside the fence, perhaps the page's words) unable to open or
+    close the fence."""
+    from hermes.tools.fence import defuse
+
+    if isinstance(value, str):
+        return defuse(value, tag)
+    if isinstance(value, list | tuple):
+        return [_defused(item, tag) for item in value]
+    return value
 
 
 async def refuse_guarded(service: BrowserService, tab: Tab, url: str, response: Any) -> None:
