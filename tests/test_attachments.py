@@ -135,3 +135,13 @@ def test_a_row_stored_before_images_were_kept_resumes_as_its_text(
         assert conversation.run("and?").text == "still here"
     sent = [m["content"] for m in llm.requests[-1].body["messages"] if m["role"] == "user"]
     assert sent == ["[Images returned by shot above]\n[image_url not kept]", "and?"]
+
+
+def test_an_image_without_words_sends_no_empty_text_part() -> None:
+    """A photo without a caption: the message is the image alone (an empty text part is
+    refused by some APIs and rewritten by litellm into a "[System: ...]" note)."""
+    from hermes.agent.attachments import user_content
+
+    image = from_bytes(images.png(2, 2), "photo.png", LIMITS)
+    assert [part["type"] for part in user_content("", [image])] == ["image_url"]
+    assert [part["type"] for part in user_content("look", [image])] == ["text", "image_url"]

@@ -1,6 +1,6 @@
 """``/image PATH`` in the interactive chat (a real pseudo-terminal, the fake LLM): the
-image goes with the next message only, /help lists the command, a bad path is one line
-and the chat goes on."""
+image goes with the next message only (and again with it on /retry), /help lists the
+command, a bad path is one line and the chat goes on."""
 
 from __future__ import annotations
 
@@ -30,16 +30,20 @@ def test_slash_image_attaches_to_the_next_message_only(root: Path, environ,
             child.expect(r"attached my shot.png \(image/png, 7\d bytes\) to your next message")
             child.sendline("/image")
             child.expect("attached to your next message: my shot.png")
-            llm.push(Reply(text="a red square"), Reply(text="no image this time"))
+            llm.push(Reply(text="a red square"), Reply(text="a red square, again"),
+                     Reply(text="no image this time"))
             child.sendline("what is this?")
             child.expect("a red square")
+            child.sendline("/retry")  # the message goes again with its image
+            child.expect("retrying: what is this")
+            child.expect("a red square, again")
             child.sendline("and this?")
             child.expect("no image this time")
             child.sendline("/exit")
             child.expect("session ")
         finally:
             child.close(force=True)
-    first, second = llm.requests[-2:]
-    assert images.wire_images(first) == [("image/png", base64.b64encode(shot.read_bytes())
-                                          .decode())]
-    assert images.wire_images(second) == []
+    first, retried, third = llm.requests[-3:]
+    sent = [("image/png", base64.b64encode(shot.read_bytes()).decode())]
+    assert images.wire_images(first) == images.wire_images(retried) == sent
+    assert images.wire_images(third) == []

@@ -191,8 +191,10 @@ def check_count(images: Sequence[Attachment], limits: VisionLimits) -> None:
 
 
 def user_content(text: str, images: Sequence[Attachment]) -> str | list[dict[str, Any]]:
-    """A user message's content: the text alone, or its text part and one part per
-    image (the chat-completions shape every API mode is translated from)."""
+    """A user message's content: the text alone, or its text part (none for no text: a
+    photo without a caption) and one part per image (the chat-completions shape every
+    API mode is translated from)."""
     if not images:
         return text
-    return [{"type": "text", "text": text}, *(image.part() for image in images)]
+    words = [{"type": "text", "text": text}] if text.strip() else []
+    return [*words, *(image.part() for image in images)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes.agent.attachments import Attachment, VisionLimits, from_data_url
 from hermes.agent.loop import GRACE_NOTE, Agent
 from hermes.agent.summary import split_summary
 from hermes.tools.results import shows_images
@@ -50,6 +51,18 @@ def take_back_last_turn(agent: Agent) -> str | None:
         content = next((part.get("text") for part in content if part.get("type") == "text"), "")
     text = content if isinstance(content, str) else ""
     return agent.typed_text.get(text, text)
+
+
+def last_turn_images(agent: Agent, limits: VisionLimits) -> list[Attachment]:
+    """The images the user sent with the last turn (for ``/retry`` to send again)."""
+    cut = last_turn_start(agent.messages)
+    content = agent.messages[cut].get("content") if cut is not None else None
+    if not isinstance(content, list):
+        return []
+    urls = [part["image_url"]["url"] for part in content
+            if part.get("type") == "image_url" and isinstance(part.get("image_url"), dict)]
+    return [from_data_url(url, limits, "the last message's image") for url in urls
+            if url.startswith("data:")]
 
 
 def discard_if_unanswered(agent: Agent) -> bool:

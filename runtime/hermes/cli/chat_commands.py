@@ -15,7 +15,7 @@ from hermes.agent.commands import Bound, bind, builtin, help_rows, parse, route
 from hermes.agent.conversations import Conversation, Conversations, model_name_problem
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
-from hermes.agent.transcript import take_back_last_turn
+from hermes.agent.transcript import last_turn_images, take_back_last_turn
 from hermes.hints import for_profile
 
 KEYS = "Enter sends; Esc then Enter (or Alt-Enter) inserts a newline. Ctrl-C interrupts " \
@@ -177,10 +177,13 @@ def _undo(call: _Call) -> Outcome:
 
 def _retry(call: _Call) -> Outcome:
     """Take the last exchange out of this session; its message is sent again."""
+    images = last_turn_images(call.agent, call.conversation.vision_limits())
     text = take_back_last_turn(call.agent)
     if not text:
         _say("nothing to retry: send a message first")
         return call.conversation, None
+    for image in images:  # sent again with the text, as the first time
+        call.conversation.attach(image)
     _say(f"retrying: {_first_line(text)}")
     return call.conversation, text
 
