@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from hermes.errors import HermesError, ToolError
 from hermes.tools.base import ToolSpec, object_schema
@@ -68,7 +69,9 @@ def distinct(hits: list[SearchHit], limit: int) -> list[SearchHit]:
 def shown(hit: SearchHit) -> dict[str, str]:
     """One result as the model sees it: the snippet fenced, the title defused."""
     title = defuse(hit.title[:TITLE_CHARS], FENCE)
-    return {"title": title, "url": hit.url,
+    # the URL is the service's word too: what no URL holds as is gets percent-encoded
+    url = re.sub(r'[\s<>"`{}|\\^]', lambda bad: quote(bad.group()), hit.url)
+    return {"title": title, "url": url,
             "snippet": fence_web(hit.snippet[:SNIPPET_CHARS], hit.url)}
 
 
