@@ -314,6 +314,23 @@ def test_prune_deletes_only_sessions_idle_for_longer(db_path: Path, store: Sessi
     assert_consistent(db_path)
 
 
+def test_a_sessions_files_go_with_it_on_delete_and_prune(db_path: Path,
+                                                         store: SessionStore) -> None:
+    from hermes.sessions.files import session_files_dir
+
+    deleted, pruned, kept = (store.create_session("cli", "m") for _ in range(3))
+    for sid in (deleted, pruned, kept):
+        (session_files_dir(db_path.parent, sid) / "web-originals").mkdir(parents=True)
+        (session_files_dir(db_path.parent, sid) / "web-originals" / "page.json").write_text("{}")
+    store.delete_session(deleted)
+    month_ago = time.time() - 40 * 86400
+    raw(db_path).execute("UPDATE sessions SET started_at = ?, updated_at = ? WHERE id = ?",
+                         [month_ago, month_ago, pruned])
+    assert store.prune(timedelta(days=30)) == [pruned]
+    assert [path.name for path in (db_path.parent / "sessions" / "files").iterdir()] == [
+        session_files_dir(db_path.parent, kept).name]
+
+
 def test_export_jsonl_and_markdown(store: SessionStore) -> None:
     sid = store.create_session("cli", "m", title="Deploy notes")
     store.add_message(sid, "user", "how do I deploy? ```bash``` inside")

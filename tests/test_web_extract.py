@@ -18,6 +18,7 @@ from fakellm import FakeLLM, Reply
 from hermes.config import compose_config
 from hermes.container import Runtime, build_runtime
 from hermes.home import home_from_path
+from hermes.sessions.files import session_files_dir
 from hermes.tools.context import ToolContext
 from hermes.web.cache import web_cache_dir
 from webpages import INJECTION, WebPages, webpages  # noqa: F401 — the fixture
@@ -234,8 +235,8 @@ def test_a_long_page_is_condensed_and_full_returns_the_original(site, llm: FakeL
     assert "cut at web.max_chars (20000 of" in whole["note"]
     assert "condensed earlier in this session" in whole["note"]
     assert pages.requests.count("/long") == fetched + 1  # full=true fetched nothing
-    originals = web_cache_dir(site[0].home.path) / "sessions" / "long-1"
-    assert all(path.stat().st_mode & 0o777 == 0o600 for path in originals.iterdir())
+    originals = session_files_dir(site[0].home.path, "long-1") / "web-originals"
+    assert [path.stat().st_mode & 0o777 for path in originals.iterdir()] == [0o600]
 
 
 def test_a_failing_aux_model_leaves_the_original_capped(site, llm: FakeLLM) -> None:

@@ -25,6 +25,7 @@ from hermes.sessions import lineage, migrations, rows
 from hermes.sessions.connection import connect, in_transaction, restrict_permissions, with_retries
 from hermes.sessions.errors import AmbiguousSessionId, SessionError, SessionNotFound
 from hermes.sessions.export import ExportFormat, render
+from hermes.sessions.files import forget_session_files
 from hermes.sessions.images import ImageFiles
 from hermes.sessions.models import SearchHit, Session, UsageLike
 from hermes.sessions.search import Searcher
@@ -233,6 +234,7 @@ class SessionStore:
         if deleted is None:
             raise SessionNotFound(session_id)
         self.sweep_images()
+        forget_session_files(self.path.parent, [session_id])
         return deleted
 
     def prune(self, older_than: timedelta, *, dry_run: bool = False) -> list[str]:
@@ -247,6 +249,7 @@ class SessionStore:
             batch = ids[start:start + PRUNE_BATCH]
             pruned += self._write(partial(rows.delete_stale, session_ids=batch, cutoff=cutoff))
         self.sweep_images()
+        forget_session_files(self.path.parent, pruned)
         return pruned
 
     def sweep_images(self) -> int:

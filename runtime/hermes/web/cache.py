@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from hermes.fsutil import private_dir
+from hermes.sessions.files import session_files_dir
 
 WEB_CACHE_DIR = ("cache", "web")
 
@@ -79,6 +79,6 @@ def page_cache(home_path: Path, ttl: float) -> JsonStore:
 
 
 def session_originals(home_path: Path, session_id: str) -> JsonStore:
-    """The originals of pages condensed in session ``session_id`` (kept, no expiry)."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120] or "_"
-    return JsonStore(web_cache_dir(home_path) / "sessions" / safe)
+    """The originals of pages condensed in session ``session_id`` (kept, no expiry, until
+    the session is deleted: they are among its files)."""
+    return JsonStore(session_files_dir(home_path, session_id) / "web-originals")

@@ -2,10 +2,11 @@
 
 Each URL is fetched under the address rules (``hermes.web.fetch``), its main content
 extracted (``hermes.web.extract``), capped at ``web.max_chars``, and condensed by the
-auxiliary model when longer than ``web.summarize_over``; the original then stays in the
-session (``<home>/cache/web/sessions/<id>/``) for ``full=true``, which returns it without
-fetching again. Every page's words reach the model inside a ``web-content`` fence; a URL
-that fails is one line in its own entry and the others still come back.
+auxiliary model when longer than ``web.summarize_over``; the original then stays with the
+session (``<home>/sessions/files/<id>/web-originals/``, deleted with the session) for
+``full=true``, which returns it without fetching again. Every page's words reach the
+model inside a ``web-content`` fence; a URL that fails is one line in its own entry and
+the others still come back.
 """
 
 from __future__ import annotations
