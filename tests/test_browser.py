@@ -455,3 +455,10 @@ def test_what_a_page_answers_beside_the_fence_cannot_close_it(browser, own_site:
     for result in (chosen, scrolled):
         text = json.dumps({k: v for k, v in result.items() if k != "content"})
         assert "</web-content" not in text and "<web-content" not in text, result
+
+
+def test_a_token_in_the_page_url_is_not_in_the_result(browser, own_site: str) -> None:
+    opened = browser("browser_navigate", session="token",
+                     url=f"{own_site}/list?access_token=tok4Zx81Qw55Lm20Ty47Hb93")
+    assert "access_token=***" in opened["url"], opened
+    assert "tok4Zx81" not in json.dumps(opened), opened

@@ -36,6 +36,7 @@ async def report(service: BrowserService, tab: Tab, page_text: str = "",
                  **ours: Any) -> str:
     """The result: our fields, then the page's words and the events since the last
     result inside one fence."""
+    from hermes.web.redaction import redact_url
     from hermes.web.untrusted import FENCE, fence_web
 
     # a page may answer for its option values, scroll position...: defused like its text
@@ -43,7 +44,7 @@ async def report(service: BrowserService, tab: Tab, page_text: str = "",
     await tab.settle()
     await check_frames(tab)
     page = tab.page
-    url = page.url if page is not None else "about:blank"
+    url = redact_url(page.url) if page is not None else "about:blank"
     events = [*tab.take_notes(), *(f"refused: {r}" for r in service.take_refusals(tab))]
     parts = []
     if page is not None and not page.is_closed():

@@ -1,5 +1,6 @@
-"""URLs as logs and results show them: passwords and secret-looking query values as
-``***`` (``https://u:***@host/p?api_key=***&q=cats``)."""
+"""URLs as logs and results show them: passwords, a lone userinfo (a token) and
+secret-looking query values as ``***`` (``https://u:***@host/p?api_key=***&q=cats``,
+``https://***@host/``)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _netloc(netloc: str) -> str:
     if not at:
         return netloc
     user, colon, _password = userinfo.partition(":")
-    return f"{user}:{MASK}@{host}" if colon else f"{userinfo}@{host}"
+    # a userinfo of one part is as often a token (https://TOKEN@host/) as a name
+    return f"{user}:{MASK}@{host}" if colon else f"{MASK}@{host}"
 
 
 def _query(query: str) -> str:
