@@ -352,6 +352,24 @@ def test_a_navigation_that_never_loads_is_one_line(short_lived, webpages) -> Non
     assert "\n" not in line and time.monotonic() - started < 10
 
 
+def test_a_page_that_keeps_the_browser_busy_is_closed_not_kept(
+        short_lived, webpages) -> None:  # noqa: F811
+    """A million nodes keep the renderer busy past every timeout; the next call gets a
+    fresh window instead of timing out on it again."""
+    runtime, environ, cwd = short_lived
+    for tool, args in (("browser_navigate", {"url": webpages.url("/many-nodes")}),
+                       ("browser_snapshot", {})):
+        result = json.loads(dispatch(runtime, environ, cwd, tool, "busy", args).content)
+        if "error" in result:
+            assert "window was closed" in result["error"], result
+            break
+    started = time.monotonic()
+    result = json.loads(dispatch(runtime, environ, cwd, "browser_navigate", "busy",
+                                 {"url": webpages.url("/article")}).content)
+    assert "Millbrook" in result.get("content", ""), result
+    assert time.monotonic() - started < 5
+
+
 def test_a_conversations_end_closes_its_context(tmp_path: Path, chromium: str,
                                                 webpages: WebPages) -> None:  # noqa: F811
     from hermes.agent.conversations import Conversations

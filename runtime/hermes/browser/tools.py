@@ -8,6 +8,7 @@ opened, a download saved, a request refused) is reported in the next result.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import functools
@@ -18,6 +19,7 @@ from hermes.browser.backends import first_line
 from hermes.browser.guard import check_frames, check_navigation
 from hermes.browser.service import BrowserService
 from hermes.browser.snapshot import Snapshot, split_pages
+from hermes.browser.snapshot_js import SNAPSHOT
 from hermes.browser.tab import Tab
 from hermes.errors import ToolError
 from hermes.tools.base import ToolOutput, ToolSpec, object_schema
@@ -91,12 +93,23 @@ def playwright_errors(action: Action, timeout: float) -> Action:
         try:
             return await action(tab)
         except PlaywrightTimeout as exc:
+            await close_stuck(tab)
             raise ToolError(f"timed out after {timeout:g} s (browser.navigation_timeout): "
-                            f"{first_line(exc)}") from None
+                            f"{first_line(exc)}; the window was closed (the next "
+                            "browser_navigate opens a new one)") from None
         except Error as exc:
             raise ToolError(first_line(exc)) from None
 
     return run
+
+
+async def close_stuck(tab: Tab) -> None:
+    """Close the window an action timed out on: a page that keeps its renderer busy (a
+    million nodes, a script in a loop) would make every later call time out too."""
+    page, tab.page, tab.snapshot = tab.page, None, None
+    if page is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(page.close(run_before_unload=False), 5)
 
 
 async def navigate(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
@@ -122,7 +135,11 @@ async def snapshot(service: BrowserService, args: dict[str, Any], ctx: ToolConte
     page = await tab.current()
     number = args.get("page", 1)
     if number == 1 or tab.snapshot is None or tab.snapshot.url != page.url:
-        tab.snapshot = Snapshot.of(page.url, await page.aria_snapshot(mode="ai"))
+        text = await page.evaluate(SNAPSHOT)  # in the page's world: it may tamper
+        if not isinstance(text, str):
+            raise ToolError("the page broke the snapshot (its scripts changed what the "
+                            "snapshot relies on); try browser_screenshot")
+        tab.snapshot = Snapshot.of(page.url, text)
     pages = split_pages(tab.snapshot.text, service.settings.snapshot_max_chars)
     if number > len(pages):
         raise ToolError(f"the snapshot has {len(pages)} page(s); ask for page 1 to "
@@ -134,19 +151,19 @@ async def snapshot(service: BrowserService, args: dict[str, Any], ctx: ToolConte
 
 async def click(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
                 tab: Tab) -> str:
-    locator = await tab.locate(args["ref"])
+    element = await tab.locate(args["ref"])
     before = tab.page.url
-    await locator.click()
+    await element.click()
     return await settled(service, tab, before, clicked=args["ref"])
 
 
 async def type_text(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
                     tab: Tab) -> str:
-    locator = await tab.locate(args["ref"])
+    element = await tab.locate(args["ref"])
     before = tab.page.url
-    await locator.fill(args["text"])
+    await element.fill(args["text"])
     if args.get("submit"):
-        await locator.press("Enter")
+        await element.press("Enter")
     return await settled(service, tab, before, typed_into=args["ref"],
                          submitted=bool(args.get("submit")))
 
@@ -161,8 +178,8 @@ async def press(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
 
 async def select(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
                  tab: Tab) -> str:
-    locator = await tab.locate(args["ref"])
-    chosen = await locator.select_option(list(args["values"]))
+    element = await tab.locate(args["ref"])
+    chosen = await element.select_option(list(args["values"]))
     return await report(service, tab, selected=chosen)
 
 
