@@ -66,6 +66,19 @@ def test_the_model_that_sees_answers_about_a_file(hermes_subprocess, root: Path,
     assert result["answer"].count("</image-analysis>") == 1
 
 
+def test_a_token_in_an_image_url_is_kept_nowhere(hermes_subprocess, root: Path, llm: FakeLLM,
+                                                 tmp_path: Path,
+                                                 webpages: WebPages) -> None:  # noqa: F811
+    write_fake_provider(root, llm.openai_base_url, model="gpt-4o")
+    url = webpages.url("/shot.png?access_token=tok4Zx81Qw55Lm20Ty47Hb93")
+    llm.push(Reply(tool_calls=[ToolCall("vision_analyze", {"image": url})]),
+             Reply(text="A red square."), Reply(text="It is a red square."))
+    analyze(hermes_subprocess, tmp_path, f'web.allow_private=["{webpages.allow}"]')
+    [result] = tool_results(llm)
+    assert "access_token=***" in result["image"], result
+    assert "tok4Zx81" not in json.dumps(result), result
+
+
 def test_what_cannot_be_looked_at_is_one_line_to_the_model(hermes_subprocess, root: Path,
                                                            llm: FakeLLM,
                                                            tmp_path: Path) -> None:

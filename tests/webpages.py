@@ -21,6 +21,7 @@ Pages (``pages.url(path)``):
   ``/article``), ``/big?bytes=N`` (an HTML page of N bytes, default 8 MB)
 - ``/json``, ``/text``, ``/pdf`` (a tiny real PDF), ``/page/N`` (bench pages, N = 0..)
 - ``/secret?api_key=...``: echoes nothing secret, a plain page
+- ``/shot.png``: a 6x6 PNG (any query)
 - ``/many-nodes``: a script adds 1,000,000 buttons (a renderer busy for long)
 - ``/gzip-bomb?layers=N``: 2 KB on the wire, 256 MiB of zeros once decoded (gzip applied
   twice; ``layers=1``: gzip once, 256 KiB on the wire)
@@ -347,6 +348,7 @@ ROUTES: dict[str, Any] = {
                                       "Plain text notes.\nLine two of the notes.\n"),
     "/pdf": lambda h, _p, _q: h.send("application/pdf", PDF),
     "/gzip-bomb": _gzip_bomb,
+    "/shot.png": lambda h, _p, _q: h.send("image/png", __import__("images").png(6, 6)),
     "/many-nodes": _html(lambda: page("Many nodes", "<script>const all = new DocumentFragment();"
                                       "for (let n = 0; n < 1e6; n++) all.appendChild("
                                       "document.createElement('button')).textContent = 'b' + n;"

@@ -178,9 +178,12 @@ a user error for a refused address or a failed request)."""
 
 def from_url(url: str, limits: VisionLimits, fetch: Fetch) -> Attachment:
     """An image at an http(s) URL (``data:`` URLs are decoded here, never fetched)."""
+    from hermes.web.redaction import redact_url
+
     if url.startswith("data:"):
         return from_data_url(url, limits)
-    return from_bytes(fetch(url, limits.max_bytes), url, limits)
+    # the source is shown to the model and kept in sessions: no token of the URL
+    return from_bytes(fetch(url, limits.max_bytes), redact_url(url), limits)
 
 
 def check_count(images: Sequence[Attachment], limits: VisionLimits) -> None:
