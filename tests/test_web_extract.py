@@ -214,6 +214,8 @@ def test_secret_query_values_never_appear_in_results_or_logs(
         entry, blocked = extract(site, f"/secret?api_key={secret}&q=x",
                                  f"http://169.254.169.254/?token={secret}")
     assert "***" in entry["url"] and "***" in entry["final_url"]
+    assert entry["content"].startswith('<web-content source="http://127.0.0.1:')
+    assert "/secret?api_key=***&q=x" in entry["content"].splitlines()[0]
     shown = json.dumps([entry, blocked])
     assert secret not in shown and secret not in caplog.text
     assert "api_key=***" in caplog.text

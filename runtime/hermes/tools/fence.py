@@ -54,7 +54,7 @@ def label(value: str) -> str:
 def url_label(value: str) -> str:
     """``value`` (a URL) in word characters and a URL's punctuation: still no quote,
     angle bracket or space, so it stays one attribute value."""
-    return re.sub(r"[^\w.\-:/?=&%~+#@,]", "_", value)
+    return re.sub(r"[^\w.\-:/?=&%~+#@,*]", "_", value)
 
 
 def defuse(text: str, tag: str) -> str:
