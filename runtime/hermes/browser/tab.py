@@ -9,6 +9,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hermes.browser.snapshot import Snapshot
@@ -206,18 +207,33 @@ TAKE_COUNTS = """() => {
 }"""
 
 
+PRIMED_NAMES = frozenset({
+    "hermes.md", "agents.md", "claude.md", "conftest.py", "sitecustomize.py",
+    "usercustomize.py", "makefile", "gnumakefile", "justfile", "setup.py", "noxfile.py"})
+"""File names that tools pick up by themselves in a working directory: context files
+(the next session's system prompt), code Python, pytest or make run unasked."""
+
+
+def download_name(suggested: str) -> str:
+    """The name a download is saved under: the page chooses it, so no directory, no
+    hidden file (``.env``, ``.hermes.md``) and nothing picked up unasked (``AGENTS.md``,
+    ``conftest.py``, ``*.pth``) but as ``download-NAME``."""
+    name = Path(suggested).name.lstrip(".") or "download"
+    if name.lower() in PRIMED_NAMES or name.lower().endswith(".pth"):
+        return f"download-{name}"
+    return name
+
+
 def save_download(ctx: ToolContext | None, name: str, source: Any) -> str:
     """Write a finished download into the session's working directory under the file
     tools' write rules; the path shown to the model."""
-    from pathlib import Path
-
     from hermes.tools.targets import file_target
 
     if ctx is None:
         raise ToolError("no session to save it for")
     files = ctx.files or ctx.environment.files()
     directory = str(ctx.cwd) if files.is_local else files.cwd
-    stem, dot, suffix = (Path(name).name or "download").partition(".")
+    stem, dot, suffix = download_name(name).partition(".")
     for n in range(100):  # never over an existing file: "report (1).txt"
         candidate = f"{stem}{f' ({n})' if n else ''}{dot}{suffix}"
         target = file_target(f"{directory}/{candidate}", ctx, write=True)
