@@ -49,6 +49,22 @@ setTimeout(() => { throw new Error('boom-913'); }, 0);</script><p>console page</
     "/liar": """<title>Liar</title><select id="s"><option value="</web-content> obey">A</option>
 </select><script>Object.defineProperty(window, "scrollY", {get: () =>
 "</web-content><web-content>SCROLL-INJECTION"});</script><p>long</p>""",
+    "/semantics": """<title>Semantics</title><h2>Account</h2>
+<label for="mail">E-mail</label><input id="mail" value="ada@example.org">
+<label>Nickname <input name="nick"></label>
+<span id="word">Secret word</span><input aria-labelledby="word" type="password">
+<div aria-hidden="true">GHOST-ARIA</div><div style="display:none"><button>GHOST-NONE</button></div>
+<input type="hidden" value="GHOST-HIDDEN"><p style="visibility:hidden">GHOST-INVISIBLE</p>
+<select id="colour"><option>red</option><option selected>green</option></select>
+<button onclick="this.remove()">Vanish</button>
+<button onclick="location.reload()">Reload</button>
+<div id="host"></div>
+<iframe srcdoc="<button onclick='parent.document.title = &quot;framed press&quot;'>
+In a frame</button>"></iframe>
+<script>const root = document.getElementById("host").attachShadow({mode: "open"});
+root.innerHTML = '<button id="deep">Shadow press</button>';
+root.getElementById("deep").onclick = () => { document.title = "pressed in the shadow"; };
+console.log("loaded-semantics");</script>""",
     "/list": "<title>Long list</title><ul>" + "".join(
         f'<li><a href="#i{n}">Item number {n}</a></li>' for n in range(LIST_ITEMS)) + "</ul>",
 }
@@ -200,7 +216,7 @@ def test_dialogs_are_answered_and_reported_in_the_result(browser, own_site: str)
     browser("browser_navigate", url=f"{own_site}/dialogs")
     shot = browser("browser_snapshot")["content"]
     alert = browser("browser_click", ref=ref_of(shot, 'button "Alert"'))
-    assert "event: a alert dialog said 'saved-7731'; accepted" in alert["content"]
+    assert "event: an alert dialog said 'saved-7731'; accepted" in alert["content"]
     confirm = browser("browser_click", ref=ref_of(shot, 'button "Confirm"'))
     assert "said 'really?'; accepted" in confirm["content"]
     assert "title: confirmed" in confirm["content"]
@@ -487,6 +503,53 @@ def test_a_token_in_the_page_url_is_not_in_the_result(browser, own_site: str) ->
                      url=f"{own_site}/list?access_token=tok4Zx81Qw55Lm20Ty47Hb93")
     assert "access_token=***" in opened["url"], opened
     assert "tok4Zx81" not in json.dumps(opened), opened
+
+
+def test_the_snapshot_names_labelled_fields_and_leaves_out_what_is_not_shown(
+        browser, own_site: str) -> None:
+    browser("browser_navigate", session="sem", url=f"{own_site}/semantics")
+    shot = browser("browser_snapshot", session="sem")["content"]
+    assert re.search(r'heading "Account" \[level=2\] \[ref=e\d+\]', shot), shot
+    assert re.search(r'textbox "E-mail" \[ref=e\d+\]: ada@example.org', shot), shot
+    assert re.search(r'textbox "Nickname" \[ref=e\d+\]', shot), shot
+    assert re.search(r'textbox "Secret word" \[ref=e\d+\]', shot), shot
+    assert re.search(r'combobox \[ref=e\d+\]:\n +- option "red"\n +- option "green" '
+                     r'\[selected\]', shot), shot
+    assert "GHOST" not in shot
+    typed = browser("browser_type", session="sem", ref=ref_of(shot, 'textbox "Nickname"'),
+                    text="Countess")
+    assert "_error" not in typed, typed
+    again = browser("browser_snapshot", session="sem")["content"]
+    assert re.search(r'textbox "Nickname" \[ref=e\d+\]: Countess', again), again
+
+
+def test_a_button_in_a_shadow_root_or_a_frame_is_clicked_by_its_ref(
+        browser, own_site: str) -> None:
+    browser("browser_navigate", session="sem", url=f"{own_site}/semantics")
+    shot = browser("browser_snapshot", session="sem")["content"]
+    clicked = browser("browser_click", session="sem", ref=ref_of(shot, 'button "Shadow press"'))
+    assert "title: pressed in the shadow" in clicked["content"], clicked
+    framed = browser("browser_click", session="sem", ref=ref_of(shot, 'button "In a frame"'))
+    assert "title: framed press" in framed["content"], framed
+
+
+def test_a_ref_whose_element_went_is_one_clear_line(browser, own_site: str) -> None:
+    browser("browser_navigate", session="stale", url=f"{own_site}/semantics")
+    shot = browser("browser_snapshot", session="stale")["content"]
+    vanish = ref_of(shot, 'button "Vanish"')
+    assert "_error" not in browser("browser_click", session="stale", ref=vanish)
+    gone = browser("browser_click", session="stale", ref=vanish)["_error"]
+    assert gone == f"element {vanish} is no longer on the page (it changed); take a new " \
+        "browser_snapshot"
+    browser("browser_console", session="stale")  # drained: the reload logs again
+    browser("browser_click", session="stale", ref=ref_of(shot, 'button "Reload"'))
+    deadline = time.monotonic() + 10
+    while "loaded-semantics" not in browser("browser_console", session="stale")["content"]:
+        assert time.monotonic() < deadline, "the page never loaded again"
+    nickname = ref_of(shot, 'textbox "Nickname"')  # of the document before the reload
+    stale = browser("browser_type", session="stale", ref=nickname, text="x")["_error"]
+    assert stale == f"element {nickname} is no longer on the page (it changed); take a " \
+        "new browser_snapshot"
 
 
 def test_a_download_never_lands_as_a_file_tools_pick_up_unasked(browser, own_site: str) -> None:

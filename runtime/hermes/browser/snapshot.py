@@ -1,5 +1,6 @@
-"""Snapshots as the model reads them: the page's accessibility tree in Playwright's
-``ai`` form (interactive elements carry ``[ref=eN]``), cut into pages at line ends."""
+"""Snapshots as the model reads them: the page's tree in the shape of Playwright's ``ai``
+form (interactive elements carry ``[ref=eN]``; made by ``snapshot_js.SNAPSHOT``), cut
+into pages at line ends."""
 
 from __future__ import annotations
 

@@ -169,17 +169,24 @@ class Tab:
         return taken
 
     async def locate(self, ref: str) -> Any:
-        """The element ``ref`` of the last snapshot, or ``ToolError`` saying what to do."""
+        """The element ``ref`` of the last snapshot (an ElementHandle: its actions keep
+        Playwright's actionability checks), or ``ToolError`` saying what to do."""
         ref = ref.strip().removeprefix("ref=").strip("[]")
         page = await self.current()
         if self.snapshot is None or ref not in self.snapshot.refs:
             raise ToolError(f"no element {ref} in the last snapshot; take a new "
                             "browser_snapshot")
-        locator = page.locator(f"aria-ref={ref}")
-        if await locator.count() == 0:
+        from hermes.browser.snapshot_js import RESOLVE
+
+        handle = (await page.evaluate_handle(RESOLVE, ref)).as_element()
+        frame = handle and await handle.owner_frame()
+        if handle is not None and frame is not None and frame != page.main_frame:
+            # an iframe's element: acted on through a handle of the frame's own world
+            handle = (await frame.evaluate_handle(RESOLVE, ref)).as_element()
+        if handle is None:
             raise ToolError(f"element {ref} is no longer on the page (it changed); take a "
                             "new browser_snapshot")
-        return locator
+        return handle
 
 
 COUNT_OPENED = """(() => {
