@@ -101,6 +101,13 @@ def test_a_big_page_stops_being_read_at_max_bytes(webpages: WebPages) -> None:  
         fetcher.fetch(webpages.url("/big?bytes=5000000"))  # chunked: no length to refuse by
 
 
+@pytest.mark.parametrize("raw", ["0", "1"])
+def test_a_deflated_page_is_read_with_or_without_its_zlib_header(
+        webpages: WebPages, raw: str) -> None:  # noqa: F811
+    fetcher = Fetcher(AddressPolicy([webpages.allow]), FetchLimits())
+    assert b"Millbrook" in fetcher.fetch(webpages.url(f"/deflated?raw={raw}")).body
+
+
 @pytest.mark.parametrize("layers", [1, 2])
 def test_a_compression_bomb_is_refused_without_being_inflated(
         webpages: WebPages, layers: int) -> None:  # noqa: F811

@@ -22,6 +22,7 @@ Pages (``pages.url(path)``):
 - ``/json``, ``/text``, ``/pdf`` (a tiny real PDF), ``/page/N`` (bench pages, N = 0..)
 - ``/secret?api_key=...``: echoes nothing secret, a plain page
 - ``/shot.png``: a 6x6 PNG (any query)
+- ``/deflated?raw=0|1``: the article, Content-Encoding deflate (raw: no zlib header)
 - ``/many-nodes``: a script adds 1,000,000 buttons (a renderer busy for long)
 - ``/gzip-bomb?layers=N``: 2 KB on the wire, 256 MiB of zeros once decoded (gzip applied
   twice; ``layers=1``: gzip once, 256 KiB on the wire)
@@ -307,6 +308,20 @@ def gzip_bomb(layers: int) -> bytes:
     return data
 
 
+def _deflated(handler: PageHandler, _pages: WebPages, query: dict[str, list[str]]) -> None:
+    """The article deflated: with zlib's header (``?raw=0``) or without (``?raw=1``, as
+    some servers send ``deflate``)."""
+    import zlib
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15 if query.get("raw") == ["1"] else 15)
+    data = packer.compress(article("Deflated", ARTICLE_PARAGRAPHS).encode()) + packer.flush()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/html; charset=utf-8")
+    handler.send_header("Content-Encoding", "deflate")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def _gzip_bomb(handler: PageHandler, _pages: WebPages, query: dict[str, list[str]]) -> None:
     layers = int(query.get("layers", ["2"])[0])
     data = gzip_bomb(layers)
@@ -348,6 +363,7 @@ ROUTES: dict[str, Any] = {
                                       "Plain text notes.\nLine two of the notes.\n"),
     "/pdf": lambda h, _p, _q: h.send("application/pdf", PDF),
     "/gzip-bomb": _gzip_bomb,
+    "/deflated": _deflated,
     "/shot.png": lambda h, _p, _q: h.send("image/png", __import__("images").png(6, 6)),
     "/many-nodes": _html(lambda: page("Many nodes", "<script>const all = new DocumentFragment();"
                                       "for (let n = 0; n < 1e6; n++) all.appendChild("

@@ -217,10 +217,12 @@ def _decoded(response: httpx.Response, shown: str) -> Iterator[bytes]:
     if len(names) > 1 or names[0] not in WBITS:
         raise FetchError(f"{shown}: content encoding {', '.join(names)} is not read "
                          "(one gzip or deflate layer only)")
-    inflater = zlib.decompressobj(WBITS[names[0]])
+    inflater, started = zlib.decompressobj(WBITS[names[0]]), False
     try:
         for raw in response.iter_raw(CHUNK):
-            data = raw
+            if not started and names[0] == "deflate" and raw[:1] not in (b"\x1f", b"x"):
+                inflater = zlib.decompressobj(-15)  # deflate without its zlib header
+            started, data = True, raw
             while data and not inflater.eof:
                 yield inflater.decompress(data, CHUNK)
                 data = inflater.unconsumed_tail
