@@ -247,10 +247,13 @@ class PageHandler(BaseHTTPRequestHandler):
         fields = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
         self.send("text/html; charset=utf-8", form_result(fields))
 
-    def send(self, content_type: str, body: str | bytes, status: int = 200) -> None:
+    def send(self, content_type: str, body: str | bytes, status: int = 200,
+             encoding: str = "") -> None:
         data = body.encode() if isinstance(body, str) else body
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -314,23 +317,13 @@ def _deflated(handler: PageHandler, _pages: WebPages, query: dict[str, list[str]
     import zlib
     packer = zlib.compressobj(6, zlib.DEFLATED, -15 if query.get("raw") == ["1"] else 15)
     data = packer.compress(article("Deflated", ARTICLE_PARAGRAPHS).encode()) + packer.flush()
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/html; charset=utf-8")
-    handler.send_header("Content-Encoding", "deflate")
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
+    handler.send("text/html; charset=utf-8", data, encoding="deflate")
 
 
 def _gzip_bomb(handler: PageHandler, _pages: WebPages, query: dict[str, list[str]]) -> None:
     layers = int(query.get("layers", ["2"])[0])
-    data = gzip_bomb(layers)
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/html; charset=utf-8")
-    handler.send_header("Content-Encoding", ", ".join(["gzip"] * layers))
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
+    handler.send("text/html; charset=utf-8", gzip_bomb(layers),
+                 encoding=", ".join(["gzip"] * layers))
 
 
 def _html(make: Any) -> Any:
