@@ -98,7 +98,10 @@ def playwright_errors(action: Action, timeout: float) -> Action:
                             f"{first_line(exc)}; the window was closed (the next "
                             "browser_navigate opens a new one)") from None
         except Error as exc:
-            raise ToolError(first_line(exc)) from None
+            # a page's script may have thrown it (a scroll, a snapshot): its words
+            from hermes.web.untrusted import FENCE
+
+            raise ToolError(_defused(first_line(exc), FENCE)) from None
 
     return run
 
