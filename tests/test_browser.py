@@ -522,7 +522,7 @@ def test_the_snapshot_names_labelled_fields_and_leaves_out_what_is_not_shown(
                     text="Countess")
     assert "_error" not in typed, typed
     again = browser("browser_snapshot", session="sem")["content"]
-    assert re.search(r'textbox "Nickname" \[ref=e\d+\]: Countess', again), again
+    assert re.search(r'textbox "Nickname" \[active\] \[ref=e\d+\]: Countess', again), again
 
 
 def test_a_button_in_a_shadow_root_or_a_frame_is_clicked_by_its_ref(

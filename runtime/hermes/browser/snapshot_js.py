@@ -171,9 +171,21 @@ SNAPSHOT = r"""() => {
   };
 
   // ---- states ----------------------------------------------------------------------
+  // the focused element, and the hosts and frames it is inside of
+  const active = new Set();
+  for (let focused = document.activeElement; focused && !active.has(focused);) {
+    active.add(focused);
+    let inner = null;
+    try {
+      inner = focused.shadowRoot ? focused.shadowRoot.activeElement
+        : focused.contentDocument ? focused.contentDocument.activeElement : null;
+    } catch (e) { inner = null; }  // a cross-origin frame
+    focused = inner;
+  }
   const statesOf = (el, role) => {
     const out = [];
     const tag = el.tagName;
+    if (active.has(el) && el.tagName !== "BODY") out.push("[active]");
     if (role === "heading") {
       const level = el.getAttribute("aria-level") || (/^H[1-6]$/.test(tag) ? tag[1] : "");
       if (level) out.push(`[level=${level}]`);
