@@ -63,8 +63,8 @@ def test_a_secret_in_a_url_is_kept_nowhere(hermes_subprocess, llm: FakeLLM, root
     (content,) = tool_messages(llm)
     assert "Nothing secret" in content and masked in content
     assert secret not in content and secret not in proc.stdout
-    # stderr's progress line echoes the model's own call (its URL: like the session row)
-    assert where == "userinfo" or secret not in proc.stderr
+    assert "web_extract urls=" in proc.stderr  # the progress line, its URL masked
+    assert secret not in proc.stderr
     with sqlite3.connect(root / "state.db") as db:  # the model's own call keeps its URL
         stored = db.execute("SELECT group_concat(content) FROM messages WHERE role = 'tool'")
         assert masked in stored.fetchone()[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -45,13 +46,23 @@ def _progress(call: ToolCall) -> None:
 
 
 def _brief(arguments: str, limit: int = 70) -> str:
+    """A call's arguments in a line, secrets by shape and in URLs (a token in a query or
+    userinfo) masked: the model may have written them."""
+    from hermes.redact import Redactor
+    from hermes.web.redaction import redact_url
+
     try:
         args = json.loads(arguments or "{}")
         text = " ".join(f"{k}={v!r}" for k, v in args.items()) if isinstance(args, dict) \
             else arguments
     except ValueError:
         text = arguments
+    text = Redactor()(URL.sub(lambda match: redact_url(match[0]), text))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+"""A URL in a call's arguments (up to a space or a quote)."""
 
 
 def oneshot(runtime: Any, query: str, *, resume: str | None, continue_: bool, yolo: bool,
