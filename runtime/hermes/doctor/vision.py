@@ -12,10 +12,13 @@ HOW_TO_SEE = ("set vision.model to a model that reads images (hermes config set 
 
 
 def check_vision(provider: Any, vision: Any) -> Check:
-    """One row; litellm's model data is read only when ``provider.vision`` is unset."""
-    from hermes.models.litellm_client import LiteLLMClient
+    """One row; litellm's model data (its file, not litellm) is read only when
+    ``provider.vision`` is unset."""
+    from hermes.models.vision_data import model_reads_images
 
-    if LiteLLMClient(provider).takes_images():
+    reads = provider.vision if provider.vision is not None else \
+        model_reads_images(provider.provider, provider.model)
+    if reads:
         return Check("vision", "ok", f"{provider.model} reads images")
     if vision.model:
         return Check("vision", "ok", f"{provider.model} reads no images: vision.model "
