@@ -27,6 +27,8 @@ WINDOW = 40_000
 """Tokens: the threshold (0.5) is 20k, the protected tail (0.2) 8k."""
 BIG = 30_000
 """Characters of one large message or tool output: ~7.5k tokens."""
+TOOLSETS = "toolsets.enabled=[file,terminal,todo,clarify,memory,skills,session_search]"
+"""Fixed, so the tool schemas' share of the window stays what the sizes assume."""
 
 
 @pytest.fixture
@@ -42,7 +44,8 @@ def make_runtime(root: Path, environ, llm: FakeLLM) -> Iterator[Callable[..., ob
     home = home_from_path(root)
     with ExitStack() as stack:
         def make(*overrides: str) -> object:
-            composed = compose_config(home, environ, ["agent.max_iterations=5", *overrides])
+            composed = compose_config(home, environ, ["agent.max_iterations=5", TOOLSETS,
+                                                      *overrides])
             runtime = stack.enter_context(build_runtime(home, composed.config, environ))
             runtime.container.tools().register(ToolSpec(
                 name="blob", toolset="todo", description="returns `size` characters",
