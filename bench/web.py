@@ -16,13 +16,17 @@ which take turns call by call in rotating order (so load from elsewhere lands on
   ``dispatch`` (argument validation, the address check, the guarded fetch over loopback,
   trafilatura, the fence, redaction, the result's cap), the cache off;
 - ``trafilatura``: ``trafilatura.extract`` of the same pages' HTML, already in memory,
-  with the same options (the extractor's own time: the baseline of the target);
+  with the same options (extraction alone, for reference);
+- ``trafilatura+fetch``: trafilatura's own ``fetch_url`` (its SSRF guard off for the
+  loopback server) then ``extract``: the extractor doing the same job itself, its fetch
+  over loopback included (the baseline of the target);
 - ``urllib+trafilatura``: the standard library's ``urlopen`` over loopback, then
-  ``extract``: an unguarded fetch and the extraction, for reference (trafilatura's own
-  ``fetch_url`` refuses loopback addresses, so it cannot stand in here).
+  ``extract``: an unguarded fetch and the extraction, for reference.
 
 One untimed round first. Reported: the median of each side's round time, the ratio of
-the medians of ``web_extract`` to ``trafilatura`` (target, issue 28: ≤ 1.2×) and to
+the medians of ``web_extract`` to ``trafilatura+fetch`` (target, issue 28: ≤ 1.2× "the
+extractor's own time for the same pages (the fetch is loopback)"), to ``trafilatura``
+(extraction alone) and to
 ``urllib+trafilatura`` (what the guard, the dispatch and the fence add to a plain
 fetch). Exit status 0 even if it is missed: this is a measurement, not a test.
 """
@@ -84,6 +88,25 @@ def extractor_side(documents: dict[str, str]) -> Side:
     return run
 
 
+def own_fetch_side() -> Side:
+    """trafilatura's own ``fetch_url`` then ``extract``: the extractor doing the whole job
+    itself (its SSRF guard, which refuses loopback, turned off for the local server)."""
+    from copy import deepcopy
+
+    import trafilatura
+    from trafilatura.settings import DEFAULT_CONFIG
+
+    config = deepcopy(DEFAULT_CONFIG)
+    config.set("DEFAULT", "SSRF_PROTECTION", "False")
+    options = extractor_options("markdown")
+
+    def run(urls: list[str]) -> None:
+        for url in urls:
+            html = trafilatura.fetch_url(url, config=config)
+            assert html and trafilatura.extract(html, **options)
+    return run
+
+
 def plain_fetch_side() -> Side:
     """An unguarded fetch (urllib), then the extraction."""
     import urllib.request
@@ -106,7 +129,7 @@ def measure(pages: WebPages, count: int, rounds: int, per_call: int,
     urls = [pages.url(f"/page/{n}") for n in range(count)]
     documents = {url: urllib.request.urlopen(url).read().decode() for url in urls}
     sides = {"web_extract": tool_side(pages, base), "trafilatura": extractor_side(documents),
-             "urllib+trafilatura": plain_fetch_side()}
+             "trafilatura+fetch": own_fetch_side(), "urllib+trafilatura": plain_fetch_side()}
     times: dict[str, list[float]] = {name: [] for name in sides}
     names = list(sides)
     for round_ in range(rounds + 1):
@@ -159,9 +182,12 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in times.items()}
     for name, median in medians.items():
         print(f"{name:<18} {median:>9.3f} {1000 * median / args.pages:>12.2f}")
-    ratio = medians["web_extract"] / medians["trafilatura"]
+    ratio = medians["web_extract"] / medians["trafilatura+fetch"]
     verdict = "ok" if ratio <= TARGET else "MISSED"
-    print(f"web_extract / trafilatura: {ratio:.2f}x (target <= {TARGET}x) {verdict}")
+    print(f"web_extract / trafilatura+fetch: {ratio:.2f}x (target <= {TARGET}x: the "
+          f"extractor's own time, its loopback fetch included) {verdict}")
+    alone = medians["web_extract"] / medians["trafilatura"]
+    print(f"web_extract / trafilatura: {alone:.2f}x (extraction alone, no fetch)")
     plain = medians["web_extract"] / medians["urllib+trafilatura"]
     print(f"web_extract / urllib+trafilatura: {plain:.2f}x (the guard, dispatch and fence "
           "against an unguarded fetch)")
