@@ -9,7 +9,6 @@ import base64
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import openai
 import pytest
