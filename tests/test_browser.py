@@ -29,6 +29,8 @@ from hermes.tools.base import ToolResult
 from hermes.tools.context import ToolContext
 from webpages import INJECTION, WebPages, webpages  # noqa: F401 — the fixture
 
+pytestmark = pytest.mark.chromium  # the system's Chromium (deselect: -m "not chromium")
+
 LIST_ITEMS = 1000
 """``/list``: 1,000 list items each holding a link, 2,000 elements and more."""
 

@@ -20,6 +20,8 @@ from plugin_support import make_runtime, write_plugin
 from test_browser import Handler, chromium, dispatch  # noqa: F401 — the fixture
 from webpages import WebPages, webpages  # noqa: F401 — the fixture
 
+pytestmark = pytest.mark.chromium  # the system's Chromium (deselect: -m "not chromium")
+
 
 @pytest.fixture(scope="module")
 def running_browser(chromium: str, tmp_path_factory: pytest.TempPathFactory  # noqa: F811

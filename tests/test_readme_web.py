@@ -125,6 +125,7 @@ def wait_for_devtools(deadline: float) -> None:
             time.sleep(0.1)
 
 
+@pytest.mark.chromium
 def test_a_browser_the_user_runs_is_driven_as_written(
         environ: dict[str, str], root: Path, llm: FakeLLM, user_dir: Path, tmp_path: Path,
         webpages: WebPages) -> None:  # noqa: F811

@@ -102,6 +102,7 @@ def test_what_cannot_be_looked_at_is_one_line_to_the_model(hermes_subprocess, ro
                for fragment, error in zip(cases.values(), errors, strict=True)), errors
 
 
+@pytest.mark.chromium
 @pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
                     reason="Chromium is not installed (apt-get install chromium)")
 def test_the_last_browser_screenshot_is_looked_at(hermes_subprocess, root: Path, llm: FakeLLM,
