@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from chromium_support import chromium  # noqa: F401 E402 — the fixture, for every module that drives Chromium
 from hermes.cli.app import CliState
 from hermes.cli.main import build_app, expand_oneshot, split_profile_flag
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from html import unescape
@@ -41,19 +39,6 @@ document.body.appendChild(pre);
 </script>"""
 """Appended to a copy of a report: lists every chart text Chromium lays out beyond its
 chart (drawn clipped)."""
-
-
-@pytest.fixture
-def chromium() -> str:
-    """Chromium's path. Without it the test skips, saying so; on CI (``CI`` set) it
-    fails: .ci/run installs chromium."""
-    found = shutil.which("chromium")
-    if found is None:
-        reason = "Chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason} (CI must render the report: .ci/run installs chromium)")
-        pytest.skip(reason)
-    return found
 
 
 def render_in_chromium(chromium: str, page: Path, tmp_path: Path, *extra: str) -> str:

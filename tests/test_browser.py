@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -103,18 +102,6 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Chromium's path; without it the module skips, saying so (on CI it fails)."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        reason = "Chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}: CI must run the browser tests")
-        pytest.skip(reason)
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ playwright_proxy), then the same rules through the browser tools."""
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,18 +87,6 @@ class ProbeHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Chromium's path; without it the tests skip, saying so (on CI they fail)."""
-    found = shutil.which("chromium")
-    if found is None:
-        reason = "Chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason} (CI must run the browser tests: .ci/run installs chromium)")
-        pytest.skip(reason)
-    return found
 
 
 @pytest.fixture(scope="module")

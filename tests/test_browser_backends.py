@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from plugin_support import make_runtime, write_plugin
-from test_browser import Handler, chromium, dispatch  # noqa: F401 — the fixture
+from test_browser import Handler, dispatch
 from webpages import WebPages, webpages  # noqa: F401 — the fixture
 
 pytestmark = pytest.mark.chromium  # the system's Chromium (deselect: -m "not chromium")

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 import images
+from chromium_support import chromium_path
 from conftest import write_fake_provider
 from fake_search import FakeSearch, Hit
 from fakellm import FakeLLM, Reply, ToolCall
@@ -129,10 +130,7 @@ def wait_for_devtools(deadline: float) -> None:
 def test_a_browser_the_user_runs_is_driven_as_written(
         environ: dict[str, str], root: Path, llm: FakeLLM, user_dir: Path, tmp_path: Path,
         webpages: WebPages) -> None:  # noqa: F811
-    if shutil.which("chromium") is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing (.ci/run installs it)")
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    chromium_path()
     start, pick, url = block_with("--remote-debugging-port")
     home = user_dir / "user"
     home.mkdir()
