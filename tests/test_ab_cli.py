@@ -37,7 +37,7 @@ BEHAVIOURS = {
     "good": answer("The answer is 4."),
     "wrongtool": tool_then_answer("terminal", {"command": "echo 4"}, "4, I think"),
     "slow": answer("4", delay=8),
-    "slowish": answer("The answer is 4.", delay=1.0),
+    "slowish": answer("The answer is 4.", delay=2.5),
     "memo": tool_then_answer("memory", {"action": "add", "target": "memory",
                                         "content": MEMORY_NOTE}, "The answer is 4."),
     "judge": answer(_judge),
