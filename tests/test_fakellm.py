@@ -481,8 +481,10 @@ def test_async_clients_stream_tool_calls() -> None:
 
 
 def server_threads() -> list[threading.Thread]:
+    """The fake's threads: its serving thread and its handler threads (never daemons,
+    unlike those of other tests' servers that may still be winding down)."""
     return [t for t in threading.enumerate()
-            if t.name == "fakellm" or "process_request_thread" in t.name]
+            if t.name == "fakellm" or ("process_request_thread" in t.name and not t.daemon)]
 
 
 def test_close_leaves_no_threads_or_open_port() -> None:

@@ -191,11 +191,16 @@ class GuardProxy:
 
 
 async def _shutdown(server: asyncio.base_events.Server) -> None:
+    """Stop listening, cancel every connection's task and let each finish its cleanup
+    (closing its sockets) before the loop stops: a task left pending would close its
+    writer only when collected, on a closed loop."""
     server.close()
     current = asyncio.current_task()
-    for task in asyncio.all_tasks():
-        if task is not current:
-            task.cancel()
+    tasks = [task for task in asyncio.all_tasks() if task is not current]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=3)
 
 
 def start_guard_proxy(policy: Policy, limits: Limits | None = None) -> GuardProxy:
