@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "hermes.python_child": FOUNDATION,
     "hermes.cli_names": FOUNDATION,
     "hermes.argv": FOUNDATION,
+    "hermes.http_names": FOUNDATION,
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
     "hermes.importing": FOUNDATION,
@@ -60,7 +61,10 @@ LAYERS: dict[str, int] = {
     "hermes.experiments": FRONT_DOORS,
     "hermes.cli": FRONT_DOORS,
     "hermes.gateway": FRONT_DOORS,
+    "hermes.dashboard": FRONT_DOORS,
     "hermes.acp": FRONT_DOORS,
+    # the dashboard's data layer (plain queries over the session store)
+    "hermes.dashboard.queries": FRONT_DOORS,
     "hermes.mcp.serve": FRONT_DOORS,
     "hermes.mcp.serve_run": FRONT_DOORS,
     "hermes.mcp.profile_access": FRONT_DOORS,
@@ -242,8 +246,8 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     ({"hermes/mcp/broker.py": "from hermes.daemon import wire, server\n"},
      ["hermes/mcp/broker.py:1: hermes.mcp.broker (services) imports "
       "hermes.daemon.server (front doors)"]),
-    ({"hermes/dashboard/app.py": "import hermes.container\n"},
-     ["hermes/dashboard/app.py:1: hermes.dashboard.app is in no layer of LAYERS"]),
+    ({"hermes/kiosk/app.py": "import hermes.container\n"},
+     ["hermes/kiosk/app.py:1: hermes.kiosk.app is in no layer of LAYERS"]),
 ])
 def test_the_checker_finds_what_is_planted(tmp_path: Path, planted: dict[str, str],
                                            expected: list[str]) -> None:

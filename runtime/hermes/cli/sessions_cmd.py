@@ -20,8 +20,6 @@ from hermes.cli.app import confirm, console, new_app, out, state
 from hermes.hints import command
 from hermes.home import Home
 from hermes.sessions import (
-    MATCH_CLOSE,
-    MATCH_OPEN,
     Session,
     SessionError,
     SessionNotFound,
@@ -30,6 +28,7 @@ from hermes.sessions import (
 from hermes.sessions.durations import parse_duration
 from hermes.sessions.export import cost, timestamp
 from hermes.sessions.images import ImageFiles
+from hermes.sessions.snippets import marked_parts
 
 app = new_app("Browse, search, export and clean up this profile's sessions (state.db).")
 SHORT_ID = 12
@@ -188,9 +187,8 @@ def _highlighted(snippet: str) -> Any:
     from rich.text import Text
 
     text = Text()
-    for i, part in enumerate(snippet.replace("\n", " ").replace(MATCH_CLOSE, MATCH_OPEN)
-                             .split(MATCH_OPEN)):
-        text.append(part, style="bold yellow" if i % 2 else "")
+    for part, match in marked_parts(snippet.replace("\n", " ")):
+        text.append(part, style="bold yellow" if match else "")
     return text
 
 

@@ -108,12 +108,25 @@ def _m0005_message_images(db: Any) -> None:
     _execute_all(db, ["ALTER TABLE messages ADD COLUMN images TEXT"])
 
 
+def _m0006_session_pages(db: Any) -> None:
+    # Pages of sessions are ordered by (started_at, id) and continue from a cursor on both
+    # (``listing``): with the id in the index, a page is one index walk and no sort. These
+    # supersede the (started_at) and (source, started_at) indexes, which are their prefixes.
+    _execute_all(db, [
+        "CREATE INDEX sessions_started_at_id ON sessions(started_at, id)",
+        "CREATE INDEX sessions_source_started_at_id ON sessions(source, started_at, id)",
+        "DROP INDEX sessions_started_at",
+        "DROP INDEX sessions_source_started_at",
+    ])
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     ("0001_sessions", _m0001_sessions),
     ("0002_message_details", _m0002_message_details),
     ("0003_session_totals", _m0003_session_totals),
     ("0004_message_search", _m0004_message_search),
     ("0005_message_images", _m0005_message_images),
+    ("0006_session_pages", _m0006_session_pages),
 )
 
 

@@ -79,6 +79,13 @@ def _window(text: str, spans: list[Span]) -> str:
     return "".join(parts)
 
 
+def marked_parts(snippet: str) -> list[tuple[str, bool]]:
+    """A snippet as ``(text, is_match)`` parts, the markers removed: a front end escapes
+    each part for its medium (terminal markup, HTML) and then marks the matches."""
+    parts = snippet.replace(MATCH_CLOSE, MATCH_OPEN).split(MATCH_OPEN)
+    return [(part, i % 2 == 1) for i, part in enumerate(parts) if part]
+
+
 def _plain(texts: Sequence[str | None]) -> str:
     text = next((t for t in texts if t), "")
     return text[: 2 * WIDTH] + ("…" if len(text) > 2 * WIDTH else "")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes.errors import disk_full
-from hermes.sessions import lineage, migrations, rows
+from hermes.sessions import lineage, listing, migrations, rows
 from hermes.sessions.connection import connect, in_transaction, restrict_permissions, with_retries
 from hermes.sessions.errors import AmbiguousSessionId, SessionError, SessionNotFound
 from hermes.sessions.export import ExportFormat, render
@@ -216,14 +216,24 @@ class SessionStore:
             raise SessionNotFound(prefix)
         raise AmbiguousSessionId(prefix, ids)
 
-    def list_sessions(self, *, source: str | None = None, limit: int | None = 50
-                      ) -> list[Session]:
-        """Sessions, newest first; only those from ``source`` if given."""
-        where, params = ("WHERE source = ?", [source]) if source is not None else ("", [])
+    def list_sessions(self, *, source: str | None = None, limit: int | None = 50,
+                      since: float | None = None, until: float | None = None,
+                      after: tuple[float, str] | None = None) -> list[Session]:
+        """Sessions, newest first; only those from ``source`` and started in
+        ``[since, until)`` if given; only those after the cursor ``after``
+        (``(started_at, id)`` of the last row of the previous page)."""
+        where, params = listing.Listing(source, since, until, after).where()
         found = self._rows(f"SELECT {_SESSION_COLUMNS} FROM sessions {where} "
-                           "ORDER BY started_at DESC, id DESC LIMIT ?",
-                           [*params, -1 if limit is None else limit])
+                           f"{listing.ORDER} LIMIT ?", [*params, -1 if limit is None else limit])
         return [Session.from_row(row) for row in found]
+
+    def child_counts(self, session_ids: Iterable[str]) -> dict[str, int]:
+        """How many sessions continue each of ``session_ids`` (compressions, sub-agents);
+        ids without children are left out."""
+        return {row["parent_id"]: row["n"] for row in self._rows(
+            "SELECT parent_id, count(*) AS n FROM sessions WHERE parent_id IN "
+            "(SELECT value FROM json_each(?)) GROUP BY parent_id",
+            [json.dumps(list(session_ids))])}
 
     def delete_session(self, session_id: str) -> int:
         """Delete a session, its messages and their index rows. Returns messages deleted.

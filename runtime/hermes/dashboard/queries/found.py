@@ -1,0 +1,35 @@
+"""Full-text search for the sessions page: the store's own search, its snippets in parts.
+
+The plans (word index, then trigram substrings, then a scan for short CJK terms), the
+safe query parsing and the one-hit-per-conversation rule are ``hermes sessions search``'s
+(``hermes.sessions.search``). A snippet comes back as plain-text parts with a match flag,
+never as markup: the page escapes each part, then marks the matches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes.sessions import SearchHit, SessionError, SessionStore
+from hermes.sessions.snippets import marked_parts
+
+MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Found:
+    """One search hit: the best matching message of one conversation."""
+
+    hit: SearchHit
+    parts: list[tuple[str, bool]]
+    """The snippet as ``(text, is_match)``: plain text, to be escaped by the page."""
+
+
+def search(db: SessionStore, query: str, *, limit: int = 20, source: str | None = None
+           ) -> list[Found]:
+    """Ranked hits for ``query`` (any text is safe), at most ``limit`` (1 to ``MAX_LIMIT``),
+    only sessions from ``source`` if given."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise SessionError(f"search limit {limit} is out of range; give 1 to {MAX_LIMIT}")
+    return [Found(hit, marked_parts(hit.snippet))
+            for hit in db.search(query, limit, source=source)]
