@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
@@ -70,7 +71,26 @@ def _http_url(value: str) -> str:
     return value.rstrip("/")
 
 
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
+
+
+def _proxy_url(value: str) -> str:
+    """``SCHEME://[USER:PASSWORD@]HOST:PORT`` with a scheme the ddgs client speaks."""
+    try:
+        parts = urlsplit(value.strip())
+        good = (parts.scheme in PROXY_SCHEMES and bool(parts.hostname) and bool(parts.port)
+                and parts.path in ("", "/") and not parts.query)
+    except ValueError:
+        good = False
+    if not good:
+        raise PydanticCustomError("as_written", "'{value}' is no proxy URL: SCHEME://HOST:PORT "
+                                  "with SCHEME one of " + ", ".join(PROXY_SCHEMES) + ", e.g. "
+                                  "socks5h://127.0.0.1:9150 (Tor)", {"value": value})
+    return value.strip()
+
+
 AllowEntry = Annotated[str, AfterValidator(_allow_entry)]
+ProxyUrl = Annotated[str, AfterValidator(_proxy_url)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 CacheTtl = Annotated[float, BeforeValidator(_seconds), Field(ge=0)]
 """Seconds; YAML may write ``1h``, ``90m``, ``1d``; ``0`` turns the cache off."""
@@ -99,6 +119,10 @@ class WebConfig(Section):
     base_url: HttpUrl | None = None
     """The backend's address: required for ``searxng`` (e.g. ``http://localhost:8888``);
     for the others it replaces the service's own (a proxy or a test server)."""
+    proxy: ProxyUrl | None = None
+    """The proxy the ``ddgs`` backend's requests go through: ``http://``, ``https://``,
+    ``socks5://`` or ``socks5h://HOST:PORT`` (Tor: ``socks5h://127.0.0.1:9150``);
+    unset: ddgs's own ``DDGS_PROXY``, else none. The other backends do not use it."""
     max_results: Annotated[int, BeforeValidator(_no_bool)] = Field(5, gt=0, le=20)
     """Results ``web_search`` returns when the model asks for no number (at most 20)."""
     max_chars: Annotated[int, BeforeValidator(_no_bool)] = Field(40_000, gt=0)

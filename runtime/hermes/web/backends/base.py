@@ -61,12 +61,15 @@ class BackendSettings:
     api_key: str | None = None
     base_url: str | None = None
     timeout: float = 20.0
+    proxy: str | None = None
+    """The proxy the ddgs backend's requests go through (``web.proxy``)."""
 
     @classmethod
     def from_config(cls, web: Any) -> BackendSettings:
         return cls(api_key=getattr(web, "api_key", None) or None,
                    base_url=getattr(web, "base_url", None) or None,
-                   timeout=float(getattr(web, "timeout", 20.0) or 20.0))
+                   timeout=float(getattr(web, "timeout", 20.0) or 20.0),
+                   proxy=getattr(web, "proxy", None) or None)
 
 
 class HttpBackend(SearchBackend):
