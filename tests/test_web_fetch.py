@@ -151,3 +151,41 @@ def test_a_name_server_that_never_answers_costs_the_request_its_timeout() -> Non
         assert time.monotonic() - started < 1.5
     finally:
         never.set()
+
+
+class ScriptedNetwork(RecordingNetwork):
+    """Each connection answers the next of ``answers`` and records what was sent on it."""
+
+    def __init__(self, answers: list[bytes]) -> None:
+        super().__init__()
+        self.answers = answers
+        self.sent: list[bytes] = []
+
+    def connect_tcp(self, host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+        self.connections.append((host, port))
+        sent = self.sent
+        sent.append(b"")
+
+        class Stream(httpcore.MockStream):
+            def write(self, buffer: bytes, timeout: float | None = None) -> None:
+                sent[-1] += buffer
+
+        return Stream([self.answers[len(self.sent) - 1]])
+
+
+def test_cookies_a_redirect_sets_go_on_to_the_next_hop_and_no_further() -> None:
+    """A consent or login redirect that sets a cookie and wants it back (as httpx's own
+    client sent it); the request asks only for encodings the fetcher can decode."""
+    redirect = (b"HTTP/1.1 302 Found\r\nLocation: /page\r\nConnection: close\r\n"
+                b"Set-Cookie: consent=yes; Path=/\r\nContent-Length: 0\r\n\r\n")
+    network = ScriptedNetwork([redirect, PAGE])
+    policy = AddressPolicy(resolver=lambda host, port: [PUBLIC])
+    page = Fetcher(policy, FetchLimits(timeout=2), network).fetch("http://news.example/a")
+    assert page.body == b"<p>public answer</p>" and page.url == "http://news.example/page"
+    first, second = (request.lower() for request in network.sent)
+    assert first.startswith(b"get /a http/1.1\r\n") and b"cookie:" not in first
+    assert b"\r\nconnection: close\r\n" in first  # the pool lives for this fetch only
+    assert second.startswith(b"get /page http/1.1\r\n")
+    assert b"\r\ncookie: consent=yes\r\n" in second
+    assert b"\r\nhost: news.example\r\n" in second
+    assert b"\r\naccept-encoding: gzip, deflate\r\n" in second

@@ -1,16 +1,24 @@
-"""The httpx side of the fetcher (imported only when a page is fetched).
+"""The HTTP side of the fetcher (imported only when a page is fetched).
 
-httpx asks its connection pool for a connection; the pool asks its network backend to
-``connect_tcp(host, port)``. ``GuardedBackend`` answers by resolving ``host`` through the
-``AddressPolicy`` and connecting to one of the addresses it checked, so the address
-that was judged is the address connected to (no second DNS lookup to rebind). TLS still
-names the host (SNI and certificate check use the URL's name; ``Host`` is the URL's).
-Every read, write and connect waits at most until the request's deadline, so
-``web.timeout`` bounds the whole request, not each step.
+httpcore's connection pool asks its network backend to ``connect_tcp(host, port)``.
+``GuardedBackend`` answers by resolving ``host`` through the ``AddressPolicy`` and
+connecting to one of the addresses it checked, so the address that was judged is the
+address connected to (no second DNS lookup to rebind). TLS still names the host (SNI and
+certificate check use the URL's name; ``Host`` is the URL's). Every read, write and
+connect waits at most until the request's deadline, so ``web.timeout`` bounds the whole
+request, not each step.
+
+The request goes to httpcore's pool directly, with httpx's URL parsing and header and
+cookie types: httpx's client layer above it (auth, event hooks, its own redirect and
+decoding machinery, none of which a guarded GET uses) cost as much CPU as the request
+itself (``bench/web.py``). Redirects are followed here, hop by hop, with the cookies
+they set, as httpx's client did.
 """
 
 from __future__ import annotations
 
+import email.message
+import logging
 import ssl
 import threading
 import time
@@ -29,9 +37,18 @@ from hermes.web.redaction import redact_url
 
 USER_AGENT = "Mozilla/5.0 (compatible; hermes-agent; +https://github.com/hermes-agent)"
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
+HEADERS = ((b"User-Agent", USER_AGENT.encode()), (b"Accept", ACCEPT.encode()),
+           (b"Accept-Encoding", b"gzip, deflate"), (b"Connection", b"close"))
+"""Sent with every request: the encodings ``_decoded`` reads, and ``close`` because the
+pool lives for one fetch (the server need not hold the connection open for more)."""
 CHUNK = 64 * 1024
 WBITS = {"gzip": 31, "x-gzip": 31, "deflate": 47}
 """zlib's window bits per content encoding (47: a zlib or gzip header, detected)."""
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+TRANSPORT_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError,
+                    httpcore.UnsupportedProtocol, httpcore.ProxyError,
+                    httpcore.ConnectionNotAvailable, httpx.InvalidURL)
+"""What a request can fail with besides a timeout (httpcore has no common base)."""
 
 
 class Deadline:
@@ -134,13 +151,6 @@ class GuardedBackend(httpcore.NetworkBackend):
         time.sleep(min(seconds, self.deadline.left()))
 
 
-class GuardedTransport(httpx.HTTPTransport):
-    """httpx's own transport over a pool on the guarded backend (no proxy, no retries)."""
-
-    def __init__(self, pool: httpcore.ConnectionPool):  # noqa: D107 — no base init: no new SSL context
-        self._pool = pool
-
-
 def client_ssl_context() -> ssl.SSLContext:
     """httpx's default verifying context (certifi's roots); one per ``Fetcher``."""
     return httpx.create_ssl_context()
@@ -153,32 +163,35 @@ def fetch_page(policy: AddressPolicy, limits: FetchLimits, url: str, kinds: Iter
     replaces the sockets under the guard (tests: a backend that records addresses)."""
     deadline = Deadline(limits.timeout)
     backend = GuardedBackend(policy, deadline, network)
-    pool = httpcore.ConnectionPool(ssl_context=context, network_backend=backend)
-    with httpx.Client(transport=GuardedTransport(pool), trust_env=False,
-                      timeout=httpx.Timeout(limits.timeout), follow_redirects=False,
-                      headers={"User-Agent": USER_AGENT, "Accept": ACCEPT}) as client:
+    with httpcore.ConnectionPool(ssl_context=context, network_backend=backend) as pool:
         try:
-            return _follow(client, policy, limits, url, tuple(kinds))
-        except httpx.TimeoutException as exc:
+            return _follow(pool, policy, limits, url, tuple(kinds))
+        except httpcore.TimeoutException as exc:
             raise FetchError(f"{redact_url(url)}: no complete answer within web.timeout "
                              f"({limits.timeout:g} s)") from exc
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        except TRANSPORT_ERRORS as exc:
             raise FetchError(f"{redact_url(url)}: {_reason(exc)}") from exc
 
 
-def _follow(client: httpx.Client, policy: AddressPolicy, limits: FetchLimits, url: str,
-            kinds: tuple[str, ...]) -> Page:
-    current = url
+def _follow(pool: httpcore.ConnectionPool, policy: AddressPolicy, limits: FetchLimits,
+            url: str, kinds: tuple[str, ...]) -> Page:
+    current, cookies = url, RedirectCookies()
+    timeout = dict.fromkeys(("connect", "read", "write", "pool"), limits.timeout)
     for hop in range(limits.max_redirects + 1):
-        log.info("web fetch %s", redact_url(current))
+        if log.isEnabledFor(logging.INFO):
+            log.info("web fetch %s", redact_url(current))
         try:
             policy.check_url(current)
-            with client.stream("GET", current) as response:
-                location = response.headers.get("location")
-                if response.is_redirect and location:
+            target = httpx.URL(current)
+            with pool.stream("GET", _core_url(target), headers=_headers(target, cookies),
+                             extensions={"timeout": timeout}) as response:
+                headers = httpx.Headers(response.headers)
+                location = headers.get("location")
+                if response.status in REDIRECTS and location:
+                    cookies.remember(target, response.status, headers)
                     current = urljoin(current, location)
                     continue
-                return _read(response, current, limits, kinds)
+                return _read(response, headers, current, limits, kinds)
         except BlockedAddress as exc:
             if hop == 0:
                 raise
@@ -187,39 +200,89 @@ def _follow(client: httpx.Client, policy: AddressPolicy, limits: FetchLimits, ur
                      f"({limits.max_redirects}) redirects")
 
 
-def _read(response: httpx.Response, url: str, limits: FetchLimits,
-          kinds: tuple[str, ...]) -> Page:
+def _core_url(target: httpx.URL) -> httpcore.URL:
+    """httpx's parse of a URL (IDNA host, percent-encoded path) as httpcore takes it."""
+    return httpcore.URL(scheme=target.raw_scheme, host=target.raw_host, port=target.port,
+                        target=target.raw_path)
+
+
+def _headers(target: httpx.URL, cookies: RedirectCookies) -> list[tuple[bytes, bytes]]:
+    cookie = cookies.header(target)
+    return [(b"Host", target.netloc), *HEADERS, *([(b"Cookie", cookie)] if cookie else [])]
+
+
+class RedirectCookies:
+    """The cookies the redirects of one fetch set, sent on to the next hops under the
+    cookie rules (domain, path, secure), as httpx's client sends them."""
+
+    def __init__(self) -> None:
+        self.jar = httpx.Cookies()
+
+    def remember(self, url: httpx.URL, status: int, headers: httpx.Headers) -> None:
+        if "set-cookie" in headers:
+            request = httpx.Request("GET", url)
+            self.jar.extract_cookies(httpx.Response(status, headers=headers, request=request))
+
+    def header(self, url: httpx.URL) -> bytes | None:
+        """The ``Cookie`` header for a request to ``url``, if any cookie applies."""
+        if not self.jar:
+            return None
+        request = httpx.Request("GET", url)
+        self.jar.set_cookie_header(request)
+        value = request.headers.get("cookie")
+        return value.encode("latin-1") if value else None
+
+
+def _read(response: httpcore.Response, headers: httpx.Headers, url: str,
+          limits: FetchLimits, kinds: tuple[str, ...]) -> Page:
     shown = redact_url(url)
-    if response.status_code >= 400:
-        raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
-    content_type = response.headers.get("content-type", "")
+    if response.status >= 400:
+        raise FetchError(f"{shown}: HTTP {response.status} {_reason_phrase(response)}")
+    content_type = headers.get("content-type", "")
     kind = content_kind(content_type)
     if kind not in kinds:
         raise FetchError(f"{shown}: {_unsupported(content_type, kind)}")
-    declared = response.headers.get("content-length", "")
+    declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limits.max_bytes:
         raise FetchError(_too_big(shown, limits))
-    body = b"".join(_capped(_decoded(response, shown), shown, limits))
-    return Page(url=url, status=response.status_code, content_type=content_type,
-                kind=kind, body=body, encoding=response.charset_encoding)
+    body = b"".join(_capped(_decoded(response, headers, shown), shown, limits))
+    return Page(url=url, status=response.status, content_type=content_type,
+                kind=kind, body=body, encoding=_charset(content_type))
 
 
-def _decoded(response: httpx.Response, shown: str) -> Iterator[bytes]:
+def _reason_phrase(response: httpcore.Response) -> str:
+    phrase = response.extensions.get("reason_phrase")
+    if isinstance(phrase, bytes):
+        return phrase.decode("ascii", errors="ignore")
+    return httpx.codes.get_reason_phrase(response.status)
+
+
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` a ``Content-Type`` names (parsed as httpx parses it), or None."""
+    if not content_type:
+        return None
+    message = email.message.Message()
+    message["content-type"] = content_type
+    return message.get_content_charset(failobj=None)
+
+
+def _decoded(response: httpcore.Response, headers: httpx.Headers,
+             shown: str) -> Iterator[bytes]:
     """The body decoded chunk by chunk, no chunk inflated past ``CHUNK`` bytes (httpx
     inflates a whole read at once, and stacked encodings multiply: 2 KB of gzip twice is
     256 MiB). One gzip or deflate layer, or none; anything else is refused."""
     names = [name.strip().lower() for name in
-             response.headers.get("content-encoding", "").split(",")]
+             headers.get("content-encoding", "").split(",")]
     names = [name for name in names if name not in ("", "identity")]
     if not names:
-        yield from response.iter_raw(CHUNK)
+        yield from response.iter_stream()
         return
     if len(names) > 1 or names[0] not in WBITS:
         raise FetchError(f"{shown}: content encoding {', '.join(names)} is not read "
                          "(one gzip or deflate layer only)")
     inflater, started = zlib.decompressobj(WBITS[names[0]]), False
     try:
-        for raw in response.iter_raw(CHUNK):
+        for raw in response.iter_stream():
             if not started and names[0] == "deflate" and raw[:1] not in (b"\x1f", b"x"):
                 inflater = zlib.decompressobj(-15)  # deflate without its zlib header
             started, data = True, raw
