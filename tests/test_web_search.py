@@ -1,7 +1,7 @@
 """web_search end to end: ``hermes -z`` against the fake LLM, which calls the tool, and a fake
 of each backend's service speaking its real wire format (tests/fake_search.py); the ddgs
-adapter at the ddgs package's API boundary (``DDGS().text``), which talks to DuckDuckGo
-and the other engines itself and cannot be pointed at a local server."""
+adapter here at the ddgs package's API boundary (``DDGS().text``), and end to end against
+its engines' real pages through a TLS-intercepting proxy in test_web_search_ddgs.py."""
 
 from __future__ import annotations
 

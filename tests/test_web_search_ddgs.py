@@ -80,6 +80,15 @@ def test_ddgs_results_are_mapped_deduplicated_and_fenced(hermes, llm: FakeLLM,  
     assert {tunnel.rsplit(":", 1)[1] for tunnel in net.tunnels} == {"443"}
 
 
+def test_the_limit_is_what_ddgs_is_asked_for(hermes, llm: FakeLLM,  # noqa: F811
+                                             net: TlsInterceptor) -> None:
+    run = through(net, hermes, engines(duckduckgo(DDG_HITS), MOJEEK_HITS, ARTICLE))
+    _, answer = search_once(run, llm, f"web.proxy={net.proxy_url}",
+                            arguments={"query": "widget docs", "limit": 2})
+    assert [r["url"] for r in answer["results"]] == [
+        "https://en.wikipedia.org/wiki/Widget", "https://docs.widget.example/install"]
+
+
 def test_engines_answering_error_or_empty_pages_give_no_results(
         hermes, llm: FakeLLM, net: TlsInterceptor) -> None:  # noqa: F811
     """DuckDuckGo's bot challenge (202), Mojeek's and Wikipedia's "nothing found", and
