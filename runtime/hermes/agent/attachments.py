@@ -201,3 +201,19 @@ def user_content(text: str, images: Sequence[Attachment]) -> str | list[dict[str
         return text
     words = [{"type": "text", "text": text}] if text.strip() else []
     return [*words, *(image.part() for image in images)]
+
+
+def content_images(content: Any, limits: VisionLimits) -> tuple[str, list[Attachment]]:
+    """A message's text and its images, read back from ``user_content``'s shape (the
+    images' ``data:`` URLs checked again: ``ImageRefused`` for a bad one)."""
+    if not isinstance(content, list):
+        return str(content or ""), []
+    texts, images = [], []
+    for part in content:
+        if part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            images.append(from_data_url(str(url), limits))
+        elif part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+    return "\n".join(texts), images

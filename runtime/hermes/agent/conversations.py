@@ -35,10 +35,11 @@ from hermes.agent.attachments import Attachment, VisionLimits, check_count
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
 from hermes.agent.prechecks import MissingKey
-from hermes.agent.seeing import for_model
+from hermes.agent.seeing import for_model, history_for_model
 from hermes.agent.transcript import discard_if_unanswered
 from hermes.config.schema import VisionConfig
 from hermes.errors import UserError
+from hermes.models.base import ModelClient
 from hermes.models.types import Usage
 from hermes.sessions.errors import SessionNotFound
 
@@ -100,7 +101,7 @@ class Conversation:
         if images:  # a model without vision gets vision.model's description instead
             check_count(images, self.vision_limits())
             text, images = for_model(self.agent.model, self.vision, text, images,
-                                     spent=self._spent)
+                                     spent=self.spent)
         timer = threading.Timer(deadline, self.agent.interrupt) if deadline else None
         self.agent.interrupted.clear()  # then counted: an interrupt from here on is seen
         counted = self._owner.running_turn(self) if self._owner else contextlib.nullcontext()
@@ -114,7 +115,7 @@ class Conversation:
                 if timer is not None:
                     timer.cancel()
 
-    def _spent(self, usage: Usage) -> None:
+    def spent(self, usage: Usage) -> None:
         """A model call of this conversation that wrote no message (vision.model's)."""
         self.agent.store.add_usage(self.session_id, usage)
 
@@ -195,16 +196,30 @@ class Conversations:
         """A conversation: ``resume`` an existing session (an id, a unique prefix or
         ``LATEST``: refused when there is none), or the one with id ``session`` (new
         with that id if it does not exist), else a new one. ``history`` and
-        ``instructions`` (a client's system message) shape a new session only."""
+        ``instructions`` (a client's system message) shape a new session only; the
+        images of ``history`` reach a model without vision described by
+        ``vision.model`` (``EarlierImagesRefused`` before anything is stored when there
+        is none)."""
         if self.refusal is not None:
             raise MissingKey(self.refusal)
         if resume is not None:
             return self._on_its_model(self.factory.resume(self._resolve(resume), how))
         if session is not None and self._exists(session):
             return self._on_its_model(self.factory.resume(session, how))
-        agent = self.factory.new_session(how, session_id=session, history=history,
-                                         instructions=instructions)
-        return self._on_its_model(agent)
+        spent: list[Usage] = []
+        history = history_for_model(self._model_of(session), self.factory.deps.vision,
+                                    history, spent.append)
+        conversation = self._on_its_model(self.factory.new_session(
+            how, session_id=session, history=history, instructions=instructions))
+        for usage in spent:
+            conversation.spent(usage)
+        return conversation
+
+    def _model_of(self, session: str | None) -> ModelClient:
+        """The model a new session ``session`` will ask (``/model`` may have picked it)."""
+        model = self.factory.deps.model
+        name = self.session_models.get(session or "")
+        return (model.with_model(name) or model) if name else model
 
     def _on_its_model(self, agent: Agent) -> Conversation:
         """The session's conversation, on the model it switched to (``/model``), if any."""

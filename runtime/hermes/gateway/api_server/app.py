@@ -35,12 +35,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hermes.agent.attachments import Attachment, ImageRefused
 from hermes.agent.commands import parse, route
-from hermes.agent.conversations import Busy, Draining
+from hermes.agent.conversations import Busy, Conversation, Draining
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import AgentEvents, TurnResult
+from hermes.agent.seeing import EarlierImagesRefused
 from hermes.gateway.api_server.body import App, BodyLimits, Receive, Scope, Send, limit_bodies
-from hermes.gateway.api_server.images import Message, split_with_images
+from hermes.gateway.api_server.images import Earlier, Message, split_with_images
 from hermes.gateway.api_server.request_models import (
     ChatRequest,
     ResponsesRequest,
@@ -257,15 +258,25 @@ class Turn:
 
 
 async def _run(service: ProfileService, how: Interaction, session_id: str,
-               history: list[dict[str, Any]], instructions: str | None,
+               history: Earlier, instructions: str | None,
                turn: Turn) -> tuple[str, TurnResult]:
     """One turn in the conversation of ``session_id`` (ended after it); its session id."""
     with _slot(service):
-        conversation = await asyncio.to_thread(service.open, how, session_id, history,
+        conversation = await asyncio.to_thread(_open, service, how, session_id, history,
                                                instructions)
         result = await asyncio.to_thread(_run_to_end, service, conversation, turn)
     _raise_for(result)
     return conversation.session_id, result
+
+
+def _open(service: ProfileService, how: Interaction, session_id: str, history: Earlier,
+          instructions: str | None) -> Conversation:
+    """``service.open``; earlier images no model here can look at are a 400 naming the
+    message, before anything is stored."""
+    try:
+        return service.open(how, session_id, history.messages, instructions)
+    except EarlierImagesRefused as exc:
+        raise history.refused(exc) from exc
 
 
 @contextmanager
@@ -298,10 +309,9 @@ def _run_to_end(service: ProfileService, conversation: Any, turn: Turn) -> TurnR
 
 
 async def _stream_chat(service: ProfileService, model: str, session_id: str,
-                       history: list[dict[str, Any]], instructions: str | None, turn: Turn,
+                       history: Earlier, instructions: str | None, turn: Turn,
                        include_usage: bool) -> AsyncIterator[str]:
     with _slot(service):
-        yield ""  # the slot is held: the response may start
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -313,8 +323,13 @@ async def _stream_chat(service: ProfileService, model: str, session_id: str,
         events = AgentEvents(stream=StreamCallbacks(on_text=put("text")),
                              on_tool_start=put("tool"), on_tool_end=put("tool_end"))
         how = Interaction(source="api_server", stream=True, events=events)
-        conversation = await asyncio.to_thread(service.open, how, session_id, history,
-                                               instructions)
+        conversation = await asyncio.to_thread(_open, service, how, session_id, history,
+                                               instructions)  # a refusal: 400, not a stream
+        try:
+            yield ""  # the slot is held, the session open: the response may start
+        except BaseException:  # never streamed (the client left first)
+            conversation.end()
+            raise
         running = asyncio.ensure_future(asyncio.to_thread(_run_to_end, service, conversation,
                                                           turn))
         running.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait,
