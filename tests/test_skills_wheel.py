@@ -33,6 +33,10 @@ def test_the_wheel_carries_every_bundled_skill(tmp_path: Path) -> None:
     examples = {f"hermes/example_profiles/{p.relative_to(REPO / 'profiles').as_posix()}"
                 for p in (REPO / "profiles").rglob("*") if p.is_file()}
     assert examples and examples <= names and "hermes/profiles/manager.py" in names
+    board = REPO / "runtime" / "hermes" / "dashboard"  # templates and vendored files
+    served = {f"hermes/dashboard/{p.relative_to(board).as_posix()}"
+              for part in ("templates", "static") for p in (board / part).rglob("*") if p.is_file()}
+    assert "hermes/dashboard/static/htmx.min.js" in served and served <= names
     installed = tmp_path / "installed"
     zipfile.ZipFile(wheel).extractall(installed)
     found = subprocess.run(["python", "-c", "from hermes.config.layers import examples_dir; "

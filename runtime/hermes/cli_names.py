@@ -50,6 +50,7 @@ COMMANDS: dict[str, CliEntry] = {
     "hooks": CliEntry("hooks_cmd", "app"),
     "mcp": CliEntry("mcp_cmd", "app"),
     "acp": CliEntry("acp_cmd", "acp", group=False),
+    "dashboard": CliEntry("dashboard_cmd", "dashboard", group=False),
 }
 """Every built-in ``hermes`` command, in the order ``hermes --help`` lists them."""
 

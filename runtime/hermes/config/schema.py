@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from hermes.config.browser_schema import BrowserConfig
 from hermes.config.cron_schema import CronConfig, HomeChannel
+from hermes.config.dashboard_schema import DashboardConfig
 from hermes.config.delegation_schema import DelegationConfig
 from hermes.config.groups import GROUPS
 from hermes.config.learning_schema import CuratorConfig, LearningConfig
@@ -521,6 +522,8 @@ class HermesConfig(Section):
     """Images in: size and count limits, the model that describes them."""
     display: DisplayConfig = DisplayConfig()
     """Terminal output."""
+    dashboard: DashboardConfig = DashboardConfig()
+    """The web dashboard (``hermes dashboard``): address, port, names it answers to."""
     secrets: SecretsConfig = SecretsConfig()
     """Where secrets come from and which source wins."""
 

@@ -1,0 +1,62 @@
+"""The dashboard in the real Chromium: the printed URL logs in, the Profiles page shows,
+the nav and the profile switcher work from the keyboard, and each page is photographed
+(``dashboard_support.screenshots_dir``: not in the repository) at desktop and phone width,
+light and dark."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from dashboard_support import Dashboard, browser_page, dashboard_for, screenshot
+
+pytestmark = pytest.mark.chromium  # the system's Chromium (deselect: -m "not chromium")
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    with dashboard_for(tmp_path_factory.mktemp("board"), profiles=("work",)) as running:
+        yield running
+
+
+def test_the_printed_url_logs_in_and_shows_the_profiles(board: Dashboard, chromium: str
+                                                         ) -> None:
+    with browser_page(chromium, board) as page:
+        assert page.url == board.url(board.start_path)  # the token left the address bar
+        [cookie] = page.context.cookies()
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        assert page.locator("h1").inner_text() == "Profiles"
+        cards = page.locator(".card h2")
+        assert cards.count() == 2 and "default" in cards.nth(0).inner_text()
+        assert page.evaluate("typeof htmx") == "object"  # the vendored htmx ran under the CSP
+        screenshot(page, "profiles")
+
+
+def test_the_nav_and_the_switcher_work_from_the_keyboard(board: Dashboard, chromium: str
+                                                         ) -> None:
+    with browser_page(chromium, board) as page:
+        focused = []
+        for _ in range(4):
+            page.keyboard.press("Tab")
+            focused.append(page.evaluate("document.activeElement.textContent.trim()"))
+        assert focused[:3] == ["Skip to content", "Hermes", "Profiles"], focused
+        assert focused[3] == "defaultwork"  # the switcher: "not yet" sections take no focus
+        page.keyboard.press("ArrowDown")  # work
+        page.keyboard.press("Tab")
+        with page.expect_navigation():
+            page.keyboard.press("Enter")  # the Switch button
+        assert page.url == board.url("/p/work/profiles")
+        assert "work" in page.locator(".card.current h2").inner_text()
+        screenshot(page, "profiles-switched")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_width_reads_without_sideways_scrolling(board: Dashboard, chromium: str,
+                                                      scheme: str) -> None:
+    with browser_page(chromium, board, width=375, height=740, color_scheme=scheme) as page:
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(21, 21, 23)") == (scheme == "dark"), background
+        screenshot(page, f"profiles-phone-{scheme}")
