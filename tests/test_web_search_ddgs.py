@@ -129,6 +129,9 @@ def test_web_proxy_takes_a_proxy_url_only(hermes, root: Path) -> None:
     refused(hermes("config", "set", "web.proxy", "ftp://127.0.0.1:21"), "web.proxy",
             "'ftp://127.0.0.1:21' is no proxy URL", "socks5h://127.0.0.1:9150")
     refused(hermes("config", "set", "web.proxy", "socks5h://127.0.0.1"), "web.proxy")
+    line = refused(hermes("config", "set", "web.proxy", "ftp://tor:pw123@127.0.0.1:21"),
+                   "'ftp://***@127.0.0.1:21' is no proxy URL")
+    assert "pw123" not in line
     assert not (root / "config.yaml").exists()
     ok(hermes("config", "set", "web.proxy", "socks5h://127.0.0.1:9150"))
     assert ok(hermes("config", "get", "web.proxy")).strip() == "socks5h://127.0.0.1:9150"

@@ -85,7 +85,8 @@ def _proxy_url(value: str) -> str:
     if not good:
         raise PydanticCustomError("as_written", "'{value}' is no proxy URL: SCHEME://HOST:PORT "
                                   "with SCHEME one of " + ", ".join(PROXY_SCHEMES) + ", e.g. "
-                                  "socks5h://127.0.0.1:9150 (Tor)", {"value": value})
+                                  "socks5h://127.0.0.1:9150 (Tor)",
+                                  {"value": re.sub(r"//[^@/]*@", "//***@", value)})
     return value.strip()
 
 
