@@ -39,6 +39,14 @@ URL_LINE = re.compile(r"(http://\S+?)(/p/[^/?]+/\w+)\?token=(\S+)")
 START_TIMEOUT = 60.0
 
 
+def csrf_of(html: str) -> str:
+    """The anti-CSRF token a page carries (its forms' ``csrf_token`` field), for a test's
+    POST (as a form field, or the ``X-CSRF-Token`` header htmx sends)."""
+    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert found, html[:2000]
+    return found[1]
+
+
 def environ_for(user_home: Path) -> dict[str, str]:
     """A clean environment whose ``$HOME`` (root ``$HOME/.hermes``) is ``user_home``, as
     conftest's ``environ`` fixture makes one (usable from module-scoped fixtures)."""

@@ -4,7 +4,6 @@ token, foreign ``Host``/``Origin``, profiles kept apart, the CLI's start and sto
 from __future__ import annotations
 
 import hashlib
-import re
 import signal
 import socket
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard_support import Dashboard, dashboard_for, environ_for, start_dashboard
+from dashboard_support import Dashboard, csrf_of, dashboard_for, environ_for, start_dashboard
 from hermes.fsutil import file_mode
 
 STATIC = Path(__file__).resolve().parent.parent / "runtime" / "hermes" / "dashboard" / "static"
@@ -29,12 +28,6 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         yield running
 
 
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert found, html
-    return found[1]
-
-
 @pytest.mark.parametrize("auth", [None, "Bearer wrong-token", "Basic x"])
 def test_without_the_token_nothing_is_served(board: Dashboard, auth: str | None) -> None:
     with board.client(logged_in=False) as client:
@@ -44,6 +37,8 @@ def test_without_the_token_nothing_is_served(board: Dashboard, auth: str | None)
             assert "work" not in answer.text and "gpt" not in answer.text
         wrong = client.get("/p/default/profiles?token=not-the-token")
         assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+        posted = client.post(f"/logout?token={board.token}")  # only a GET logs in
+        assert posted.status_code == 401 and "set-cookie" not in posted.headers
 
 
 def test_the_token_opens_a_session_cookie_and_leaves_the_url(board: Dashboard) -> None:

@@ -3,7 +3,7 @@
 1. ``Host`` must be a name of this listener and an ``Origin``, when sent, the page's own
    (``hermes.http_names``, as the API server checks them): DNS rebinding and other web
    pages are refused with 403.
-2. ``?token=T`` (the URL ``hermes dashboard`` prints, as Jupyter's) opens a browser
+2. ``GET ...?token=T`` (the URL ``hermes dashboard`` prints, as Jupyter's) opens a browser
    session: a cookie (HttpOnly, SameSite=Strict) and a redirect to the same URL without
    the token, so it stays out of the history and of ``Referer``.
 3. Every other request needs that session cookie or ``Authorization: Bearer T``: 401
@@ -106,7 +106,7 @@ class Guard:
         if foreign is not None:
             return await refuse(scope, send, 403, foreign)
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        if "token" in query and scope["type"] == "http":
+        if "token" in query and scope.get("method") in ("GET", "HEAD"):
             return await self._log_in(scope, query, send)
         session, access = self._authenticated(headers)
         if access is None:
@@ -142,7 +142,7 @@ class Guard:
     async def _log_in(self, scope: Scope, query: dict[str, str], send: Send) -> None:
         access = self.tokens.access(query.pop("token"), self.profiles())
         if access is None:
-            return await refuse(scope, send, 401, "This token is not (or no longer) this "
+            return await answer(send, 401, "This token is not (or no longer) this "
                                 "dashboard's: open the URL `hermes dashboard` printed last.")
         session = self.sessions.open(access)
         secure = "; Secure" if scope.get("scheme") in ("https", "wss") else ""
