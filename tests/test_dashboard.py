@@ -148,6 +148,15 @@ def test_a_busy_port_is_one_line_and_exit_2(hermes_subprocess) -> None:
     assert "--port" in line and result.stdout == ""
 
 
+def test_an_address_this_machine_lacks_is_one_line_and_exit_2(hermes_subprocess) -> None:
+    result = hermes_subprocess("dashboard", "--host", "203.0.113.9", "--port", "0",
+                               "--no-open")  # TEST-NET-3: no machine has it
+    assert result.returncode == 2 and result.stdout == ""
+    line = result.stderr.strip()
+    assert line.startswith("error: cannot listen on 203.0.113.9:0") and "\n" not in line
+    assert "--host 127.0.0.1" in line
+
+
 def test_a_bad_dashboard_setting_is_one_line_and_exit_2(hermes_subprocess, root: Path
                                                         ) -> None:
     root.mkdir(parents=True)

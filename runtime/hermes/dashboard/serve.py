@@ -7,6 +7,7 @@ The token is printed here and nowhere else: uvicorn's access log (which would re
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import sys
@@ -82,12 +83,20 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
-        reason = exc.strerror or str(exc)
-        raise UserError(f"cannot listen on {host}:{port}: {reason} — stop what uses it or "
-                        "pick another port: `hermes dashboard --port PORT` (or `hermes "
-                        "config set dashboard.port PORT`)") from None
+        raise _cannot_listen(exc, host, port) from None
     sock.listen(128)
     return sock
+
+
+def _cannot_listen(exc: OSError, host: str, port: int) -> UserError:
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.EADDRINUSE:
+        fix = ("stop what uses it or pick another port: `hermes dashboard --port PORT` (or "
+               "`hermes config set dashboard.port PORT`)")
+    else:
+        fix = ("listen on an address this machine has: `hermes dashboard --host 127.0.0.1` "
+               "(or `hermes config set dashboard.host ADDRESS`)")
+    return UserError(f"cannot listen on {host}:{port}: {reason} — {fix}")
 
 
 def _normal(host: str) -> str:
