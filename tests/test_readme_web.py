@@ -87,6 +87,20 @@ def test_allow_private_runs_as_written(environ: dict[str, str], tmp_path: Path) 
         "intranet.example", "10.0.0.0/8", "127.0.0.1:8080", "[::1]:9000"]
 
 
+def test_a_search_proxy_runs_as_written(environ: dict[str, str], root: Path, llm: FakeLLM,
+                                       tmp_path: Path) -> None:
+    """The proxy line as written; ddgs then goes through it: no Tor runs here, so the
+    search fails in one line naming the proxy."""
+    [line] = block_with("web.proxy")
+    write_fake_provider(root, llm.openai_base_url)
+    llm.push(Reply(tool_calls=[ToolCall("web_search", {"query": "fetchkit retries"})]),
+             Reply(text="no search"))
+    bash(environ, "\n".join([line, 'hermes -z "find the docs for fetchkit retries"']), tmp_path)
+    assert config_show(environ, tmp_path)["web"]["proxy"] == "socks5h://127.0.0.1:9150"
+    [found] = tool_results(llm)
+    assert "through the proxy 127.0.0.1:9150" in json.dumps(found)
+
+
 def test_persist_runs_as_written(environ: dict[str, str], tmp_path: Path) -> None:
     [line] = block_with("browser.persist")
     bash(environ, line, tmp_path)
