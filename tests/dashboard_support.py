@@ -170,7 +170,7 @@ def screenshots_dir() -> Path:
     import tempfile
 
     chosen = os.environ.get("HERMES_TEST_SCREENSHOTS") or \
-        str(Path(tempfile.gettempdir()) / "hermes-test-screenshots")
+        str(Path(tempfile.gettempdir()) / f"hermes-test-screenshots-{os.getuid()}")
     path = Path(chosen)
     path.mkdir(parents=True, exist_ok=True)
     return path

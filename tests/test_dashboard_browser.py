@@ -60,3 +60,16 @@ def test_phone_width_reads_without_sideways_scrolling(board: Dashboard, chromium
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert (background == "rgb(21, 21, 23)") == (scheme == "dark"), background
         screenshot(page, f"profiles-phone-{scheme}")
+
+
+def test_htmx_requests_carry_the_anti_csrf_token(board: Dashboard, chromium: str) -> None:
+    """What later pages rely on: ``hx-headers`` on ``<body>`` puts the session's token on
+    every htmx request; the same POST without it (plain ``fetch``) is refused."""
+    with browser_page(chromium, board) as page:
+        bare = page.evaluate("fetch('/logout', {method: 'POST'}).then(r => r.status)")
+        assert bare == 403
+        with page.expect_response("**/logout") as answered:
+            page.evaluate("htmx.ajax('POST', '/logout', {source: 'body', target: 'main'})")
+        assert answered.value.status == 200
+        page.wait_for_selector("main h1:text('Logged out')")
+        assert page.goto(board.url(board.start_path)).status == 401  # the session ended
