@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,7 +110,8 @@ def test_a_profile_token_opens_that_profile_only(board: Dashboard) -> None:
     work = start_dashboard(board.environ, profile="work")
     try:
         assert work.start_path == "/p/work/profiles" and work.token != board.token
-        assert file_mode(board.root / "dashboard" / "tokens" / "work") == 0o600
+        token_file = board.root / "profiles" / "work" / "dashboard" / "profile-token"
+        assert file_mode(token_file) == 0o600 and token_file.read_text().strip() == work.token
         with work.client() as client:
             own = client.get("/p/work/profiles")
             assert own.status_code == 200 and 'value="default"' not in own.text
@@ -124,6 +126,21 @@ def test_a_profile_token_opens_that_profile_only(board: Dashboard) -> None:
             assert answer.status_code == 200
     finally:
         work.stop()
+
+
+def test_exports_and_clones_leave_the_tokens_behind(board: Dashboard, tmp_path: Path
+                                                   ) -> None:
+    """The root is the default profile's home: its export must not carry the tokens."""
+    start_dashboard(board.environ, profile="default").stop()  # default's own token too
+    archive = tmp_path / "default.tar.gz"
+    for args in (("profile", "export", "default", "-o", str(archive)),
+                 ("profile", "create", "copy", "--from", "default", "--clone-all")):
+        done = subprocess.run([sys.executable, "-m", "hermes", *args], env=board.environ,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    with tarfile.open(archive) as tar:
+        assert not [n for n in tar.getnames() if "/dashboard" in n], tar.getnames()
+    assert not (board.root / "profiles" / "copy" / "dashboard").exists()
 
 
 def test_ctrl_c_stops_it_cleanly_and_beyond_loopback_it_warns(board: Dashboard) -> None:

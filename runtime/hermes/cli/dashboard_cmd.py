@@ -22,8 +22,9 @@ def dashboard(
 ) -> None:
     """Serve the dashboard: every profile of this root in a browser, until Ctrl-C.
 
-    Prints the URL to open once, with its token (a password: it is stored 0600 in
-    <root>/dashboard/). With -p NAME the URL opens that profile only."""
+    Prints the URL to open once, with its token (a password, kept 0600 in
+    <root>/dashboard/token). With -p NAME the URL carries that profile's own token
+    (<home>/dashboard/profile-token) and opens that profile only."""
     from hermes.config import compose_config
     from hermes.dashboard.serve import Start, serve
 

@@ -1,5 +1,7 @@
-"""The dashboard's secrets on disk: the root token (every profile) and one token per
-profile (that profile only), each 0600 in ``<root>/dashboard/``, made at first use."""
+"""The dashboard's secrets on disk, each 0600 and made at first use: the root token
+(every profile) in ``<root>/dashboard/token``, and one token per profile (that profile
+only) in its home, ``<home>/dashboard/profile-token``, so it goes with the profile when it
+is renamed or deleted. Profile exports and clones leave ``dashboard/`` out."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.fsutil import private_dir
-from hermes.home import validate_profile_name
+from hermes.home import home_for, validate_profile_name
 
 TOKEN_BYTES = 32
 
@@ -31,6 +33,7 @@ class Tokens:
     """The tokens of one root; ``access`` says what a presented token opens."""
 
     def __init__(self, root: Path):
+        self.root = root
         self.directory = root / "dashboard"
 
     def root_token(self) -> str:
@@ -38,16 +41,19 @@ class Tokens:
         return _read_or_create(self.directory / "token")
 
     def profile_token(self, profile: str) -> str:
-        """The token of one profile: ``<root>/dashboard/tokens/<profile>``."""
+        """The token of one profile: ``<home>/dashboard/profile-token``."""
+        return _read_or_create(self.profile_token_file(profile))
+
+    def profile_token_file(self, profile: str) -> Path:
         validate_profile_name(profile, allow_default=True)
-        return _read_or_create(self.directory / "tokens" / profile)
+        return home_for(self.root, profile).path / "dashboard" / "profile-token"
 
     def access(self, presented: str, profiles: list[str]) -> Access | None:
         """The access ``presented`` gives among ``profiles``; None for no token of ours."""
         if _same(presented, self.root_token()):
             return Access(None)
         for profile in profiles:
-            path = self.directory / "tokens" / profile
+            path = self.profile_token_file(profile)
             if path.is_file() and _same(presented, path.read_text().strip()):
                 return Access(profile)
         return None

@@ -29,7 +29,8 @@ from hermes.profiles.links import read_meta
 if TYPE_CHECKING:
     from hermes.profiles.manager import ProfileManager
 
-EXPORT_SKIP = frozenset({".env", ".lock", ".cache", "profiles", ACTIVE_FILE, "gateway.pid"})
+EXPORT_SKIP = frozenset({".env", ".lock", ".cache", "profiles", ACTIVE_FILE, "gateway.pid",
+                         "dashboard"})  # the dashboard's tokens: secrets of this machine
 _SECRET_REF = re.compile(r"\$\{secret:([A-Za-z0-9_]+)\}")
 
 

@@ -18,7 +18,7 @@ HISTORY_ITEMS = frozenset(
      ".cache"}
 )
 # Never copied into or out of another profile.
-LOCAL_ITEMS = frozenset({META_FILE, "profiles", ACTIVE_FILE, ".lock"})
+LOCAL_ITEMS = frozenset({META_FILE, "profiles", ACTIVE_FILE, ".lock", "dashboard"})
 
 
 def copy_items(
