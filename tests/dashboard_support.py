@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,14 +131,20 @@ def _collect(stream: Any, output: list[str]) -> None:
 
 @contextmanager
 def dashboard_for(user_home: Path, *args: str, profiles: tuple[str, ...] = (),
-                  profile: str | None = None) -> Iterator[Dashboard]:
+                  profile: str | None = None,
+                  prepare: Callable[[dict[str, str]], None] | None = None
+                  ) -> Iterator[Dashboard]:
     """A dashboard on a fresh root under ``user_home`` with the named ``profiles`` created
-    (through ``hermes profile create``), stopped afterwards."""
+    (through ``hermes profile create``), stopped afterwards. ``prepare(environ)`` runs
+    before it starts: write a home's config (``conftest.write_fake_provider``), sessions,
+    skills, jobs there."""
     environ = environ_for(user_home)
     for name in profiles:
         created = subprocess.run([sys.executable, "-m", "hermes", "profile", "create", name],
                                  env=environ, capture_output=True, text=True, timeout=120)
         assert created.returncode == 0, created.stderr
+    if prepare is not None:
+        prepare(environ)
     board = start_dashboard(environ, *args, profile=profile)
     try:
         yield board

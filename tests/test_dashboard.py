@@ -4,6 +4,7 @@ token, foreign ``Host``/``Origin``, profiles kept apart, the CLI's start and sto
 from __future__ import annotations
 
 import hashlib
+import re
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 from dashboard_support import Dashboard, csrf_of, dashboard_for, environ_for, start_dashboard
 from hermes.fsutil import file_mode
+from hermes.sessions.store import SessionStore
 
 STATIC = Path(__file__).resolve().parent.parent / "runtime" / "hermes" / "dashboard" / "static"
 PAGES = ("/", "/p/default/profiles", "/p/work/profiles", "/static/app.css",
@@ -24,9 +26,18 @@ PAGES = ("/", "/p/default/profiles", "/p/work/profiles", "/static/app.css",
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    """One dashboard (root token) on a root with the profiles default and work."""
-    with dashboard_for(tmp_path_factory.mktemp("board"), profiles=("work",)) as running:
+    """One dashboard (root token) on a root with the profiles default and work (which has
+    two sessions)."""
+    with dashboard_for(tmp_path_factory.mktemp("board"), profiles=("work",),
+                       prepare=two_sessions_in_work) as running:
         yield running
+
+
+def two_sessions_in_work(environ: dict[str, str]) -> None:
+    db = Path(environ["HOME"]) / ".hermes" / "profiles" / "work" / "state.db"
+    with SessionStore(db) as store:
+        store.create_session("cli", "gpt-4o")
+        store.create_session("telegram", "gpt-4o")
 
 
 @pytest.mark.parametrize("auth", [None, "Bearer wrong-token", "Basic x"])
@@ -52,6 +63,10 @@ def test_the_token_opens_a_session_cookie_and_leaves_the_url(board: Dashboard) -
         page = client.get(opened.headers["location"])
         assert page.status_code == 200 and "<h1>Profiles</h1>" in page.text
         assert 'href="/p/work/profiles"' in page.text  # the root token sees every profile
+        default_card, work_card = page.text.split('href="/p/work/profiles"', 1)
+        assert re.search(r"<dt>Sessions</dt><dd>2</dd>", work_card), work_card
+        assert re.search(r"<dt>Sessions</dt><dd>0</dd>", default_card), default_card
+        assert not (board.root / "state.db").exists()  # read, never made
         assert "not yet" in page.text and "content-security-policy" in page.headers
         assert client.get("/").headers["location"] == "/p/default/profiles"
         assert client.get("/switch?to=work&section=profiles").headers["location"] == \
