@@ -122,6 +122,21 @@ def test_search_snippets_are_plain_text_parts_never_markup(store: SessionStore) 
         queries.search(store, "x", limit=0)
 
 
+def test_a_common_word_lists_the_newest_hits_first_on_the_page(store: SessionStore) -> None:
+    """Past 1,000 matches the page skips bm25 (it reads every match of a word to weigh
+    it); ``hermes sessions search`` still ranks its window."""
+    best = store.create_session("cli", "m")
+    store.add_message(best, "user", "deploy deploy deploy")
+    newer = store.create_session("cli", "m")
+    store.add_messages(newer, [{"role": "user", "content": f"then deploy step {i} of the "
+                                "release with a long explanation"} for i in range(1000)])
+    assert [f.hit.session_id for f in queries.search(store, "deploy")] == [newer, best]
+    assert [hit.session_id for hit in store.search("deploy")] == [best, newer]
+    store.delete_messages_after(newer, 0)  # few matches: the page ranks them too
+    store.add_message(newer, "user", "then deploy step 1 of the release")
+    assert [f.hit.session_id for f in queries.search(store, "deploy")] == [best, newer]
+
+
 def test_search_filters_by_source(store: SessionStore) -> None:
     for source in ("cli", "telegram"):
         store.add_message(store.create_session(source, "m"), "user", "deploy it")

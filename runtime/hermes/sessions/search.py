@@ -22,7 +22,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from hermes.sessions.models import SearchHit
 from hermes.sessions.snippets import substring_snippet, word_snippet
@@ -35,6 +35,27 @@ RANK_WINDOW = 20_000
 """Only the newest this-many matches of a query are ranked. bm25 costs about a microsecond
 per match, so a word found in most messages of a large home would take seconds to rank
 (and its bm25 is near zero anyway: the word says little); past this, recency decides."""
+RANK = "bm25({table}, 4.0, 2.0, 1.0)"
+"""The indexes' own ``rank`` (migration 0004), called directly: ``ORDER BY rank`` makes
+FTS5 evaluate the query a second time to sort it, which doubled a search's cost."""
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How hits are ordered when a query matches many messages."""
+
+    window: int = RANK_WINDOW
+    """Only the newest this-many matches are candidates."""
+    beyond: Literal["rank", "newest"] = "rank"
+    """A query matching more than ``window`` messages: ``rank`` orders the window by bm25;
+    ``newest`` skips bm25 and lists every match, newest first. bm25 weighs each term by reading
+    every message holding it, so with millions of messages a common word costs hundreds
+    of milliseconds to rank, even in a small window."""
+
+
+QUICK = Ranking(window=1_000, beyond="newest")
+"""For interactive pages (the dashboard): bm25 only for queries matching at most 1,000
+messages, where it tells hits apart; newest first for common words."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 # Scripts written without spaces between words: Han, kana, Hangul, Thai.
@@ -110,9 +131,11 @@ _JOIN_SESSIONS = " JOIN sessions s ON s.id = m.session_id"
 class Searcher:
     """Runs one search on an open connection (see the module docstring)."""
 
-    def __init__(self, conn: sqlite3.Connection, source: str | None = None):
+    def __init__(self, conn: sqlite3.Connection, source: str | None = None,
+                 ranking: Ranking = Ranking()):
         self.conn = conn
         self.source = source
+        self.ranking = ranking
         self.where, self.params = ("", []) if source is None else (" AND s.source = ?", [source])
         # Joins cost a lookup per match: only made when the source filter needs them.
         self.joins = f"{_JOIN_MESSAGES}{_JOIN_SESSIONS}" if source else ""
@@ -139,18 +162,22 @@ class Searcher:
         row = self.conn.execute(
             f"SELECT f.rowid FROM {table} f {self.joins} WHERE {table} MATCH ?{self.where} "
             "ORDER BY f.rowid DESC LIMIT 1 OFFSET ?",
-            [expression, *self.params, RANK_WINDOW - 1]).fetchone()
+            [expression, *self.params, self.ranking.window - 1]).fetchone()
         return int(row[0]) if row else 0
 
     def _fts(self, query: Query, limit: int, table: str) -> list[SearchHit]:
         words = table == "messages_fts"
         expression = fts_expression(query, prefixes=words)
         floor = self._floor(table, expression)
+        # Newest first reads matches lazily, back from the newest, until it has ``limit``
+        # conversations: no window, so older conversations are found as well.
+        newest = floor > 0 and self.ranking.beyond == "newest"
+        rank = "0.0" if newest else RANK.format(table=table)
         cursor = self.conn.execute(
-            f"SELECT f.rowid, m.session_id, f.rank FROM {table} f "
-            f"{self.joins or _JOIN_MESSAGES} "
-            f"WHERE {table} MATCH ?{self.where} AND f.rowid >= ? ORDER BY f.rank",
-            [expression, *self.params, floor])
+            f"SELECT f.rowid, m.session_id, {rank} AS r FROM {table} f "
+            f"{self.joins or _JOIN_MESSAGES} WHERE {table} MATCH ?{self.where} "
+            f"AND f.rowid >= ? ORDER BY {'f.rowid DESC' if newest else 'r'}",
+            [expression, *self.params, 0 if newest else floor])
         chosen = self._pick(cursor, limit)
         if words:
             terms = [(t.text, t.prefix) for group in query for t in group]

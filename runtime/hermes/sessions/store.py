@@ -28,7 +28,7 @@ from hermes.sessions.export import ExportFormat, render
 from hermes.sessions.files import forget_session_files
 from hermes.sessions.images import ImageFiles
 from hermes.sessions.models import SearchHit, Session, UsageLike
-from hermes.sessions.search import Searcher
+from hermes.sessions.search import Ranking, Searcher
 
 T = TypeVar("T")
 PRUNE_BATCH = 20
@@ -352,10 +352,10 @@ class SessionStore:
 
     # -- search and export -----------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 20, *, source: str | None = None
-               ) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 20, *, source: str | None = None,
+               ranking: Ranking = Ranking()) -> list[SearchHit]:
         """Ranked hits, one per conversation (lineage root); any text is a safe query."""
-        return self._read(lambda conn: Searcher(conn, source).search(query, limit))
+        return self._read(lambda conn: Searcher(conn, source, ranking).search(query, limit))
 
     def export(self, session_id: str, fmt: ExportFormat = "jsonl") -> str:
         """A session as JSONL (lossless) or Markdown (``"md"``)."""

@@ -2,8 +2,10 @@
 
 The plans (word index, then trigram substrings, then a scan for short CJK terms), the
 safe query parsing and the one-hit-per-conversation rule are ``hermes sessions search``'s
-(``hermes.sessions.search``). A snippet comes back as plain-text parts with a match flag,
-never as markup: the page escapes each part, then marks the matches.
+(``hermes.sessions.search``), with its ``QUICK`` ranking: a query matching more than 1,000
+messages lists its newest hits first rather than weighing them all. A snippet comes back
+as plain-text parts with a match flag, never as markup: the page escapes each part, then
+marks the matches.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hermes.sessions import SearchHit, SessionError, SessionStore
+from hermes.sessions.search import QUICK
 from hermes.sessions.snippets import marked_parts
 
 MAX_LIMIT = 100
@@ -32,4 +35,4 @@ def search(db: SessionStore, query: str, *, limit: int = 20, source: str | None 
     if not 1 <= limit <= MAX_LIMIT:
         raise SessionError(f"search limit {limit} is out of range; give 1 to {MAX_LIMIT}")
     return [Found(hit, marked_parts(hit.snippet))
-            for hit in db.search(query, limit, source=source)]
+            for hit in db.search(query, limit, source=source, ranking=QUICK)]
