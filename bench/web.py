@@ -8,8 +8,10 @@ Run from the repository root:
 
 The test site of the tests (``tests/webpages.py``) serves 50 news pages (8 to 20
 paragraphs each, inside navigation, a cookie banner, a sidebar and a footer) on
-127.0.0.1, from a process of its own. Each round reads every page with three sides,
-which take turns call by call in rotating order (so load from elsewhere lands on all):
+127.0.0.1, from a process of its own, with TCP_NODELAY as production servers answer
+(``--nagle``: http.server's default; see ``serve``). Each round reads every page with six
+sides, which take turns call by call in rotating order (so load from elsewhere lands on
+all):
 
 - ``web_extract``: one ``web_extract`` call per page (``--per-call N``: per N pages,
   which it fetches at once) through the tool registry's
@@ -23,8 +25,8 @@ which take turns call by call in rotating order (so load from elsewhere lands on
 - ``urllib+trafilatura``: the standard library's ``urlopen`` over loopback, then
   ``extract``: an unguarded fetch and the extraction, for reference;
 - ``guarded fetch`` and ``urllib fetch``: the fetches alone, no extraction (``Fetcher``
-  under the address rules, and ``urlopen``): where ``web_extract``'s time over the
-  extraction goes.
+  under the address rules, and ``urlopen``): how much of ``web_extract``'s time over
+  the extraction the loopback fetch itself takes.
 
 One untimed round first. Reported: the median of each side's round time, the ratio of
 the medians of ``web_extract`` to ``trafilatura+fetch`` (target, issue 28: ≤ 1.2× "the
@@ -32,8 +34,9 @@ extractor's own time for the same pages (the fetch is loopback)"), to ``trafilat
 (extraction alone: the same target under its strict reading, with no fetch at all on
 the other side) and to
 ``urllib+trafilatura`` (what the guard, the dispatch and the fence add to a plain
-fetch), and ``web_extract``'s time over the extraction split into the guarded fetch and
-the rest. Exit status 0 even if it is missed: this is a measurement, not a test.
+fetch), and ``web_extract``'s time over the extraction beside the two fetches alone (the
+loopback GET's share of the target's 20 %). Exit status 0 even if it is missed: this is
+a measurement, not a test.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "runtime"))
 sys.path.insert(0, str(REPO / "tests"))
 
+import webpages  # noqa: E402
 from hermes.config.tool_catalog import TOOLSETS  # noqa: E402
 from hermes.tools.registry import build_tool_registry  # noqa: E402
 from hermes.web.extract import extractor_options  # noqa: E402
@@ -176,24 +180,30 @@ def measure(pages: WebPages, count: int, rounds: int, per_call: int,
     return times
 
 
-def serve(ports: Any, stop: Any) -> None:
-    """The test site in a process of its own (serving takes no time from the sides)."""
+def serve(ports: Any, stop: Any, nagle: bool = False) -> None:
+    """The test site in a process of its own (serving takes no time from the sides).
+
+    Its handler answers with TCP_NODELAY, as production servers do (nginx, Apache,
+    uvicorn...): http.server's default holds the end of a response written in two parts
+    until the client acknowledges the first, and a client that keeps the connection
+    open acknowledges late (delayed ACK): trafilatura's own ``fetch_url`` (urllib3, which
+    keeps connections) waited about 40 ms on most pages for that. ``--nagle`` keeps the
+    default to show it."""
+    webpages.PageHandler.disable_nagle_algorithm = not nagle  # this process only
     with serve_pages() as pages:
         ports.send((pages.port, pages.other_port))
         stop.wait()
 
 
 def breakdown(medians: dict[str, float], pages: int) -> str:
-    """``web_extract``'s time over the extraction: the guarded fetch and the rest."""
+    """``web_extract``'s time over the extraction, beside the loopback fetches alone."""
     extraction = medians["trafilatura"]
 
     def share(seconds: float) -> str:
         return f"{1000 * seconds / pages:.2f} ms ({seconds / extraction:.0%} of extraction)"
-    over = medians["web_extract"] - extraction
-    return (f"web_extract over extraction: {share(over)} a page = the guarded fetch "
-            f"{share(medians['guarded fetch'])} (a plain urllib GET "
-            f"{share(medians['urllib fetch'])}) + the rest: dispatch, decoding, fence, "
-            f"redaction, cap {share(over - medians['guarded fetch'])}")
+    return (f"web_extract over extraction: {share(medians['web_extract'] - extraction)} a "
+            f"page; alone, the guarded fetch takes {share(medians['guarded fetch'])}, a "
+            f"plain urllib GET {share(medians['urllib fetch'])}")
 
 
 def main() -> None:
@@ -204,10 +214,13 @@ def main() -> None:
                         help="URLs per web_extract call (1 to 5; the pages of a call are "
                         "fetched at once)")
     parser.add_argument("--json", type=Path, help="write every round's times here")
+    parser.add_argument("--nagle", action="store_true",
+                        help="serve without TCP_NODELAY (http.server's default)")
     args = parser.parse_args()
     receiver, sender = multiprocessing.Pipe(duplex=False)
     stop = multiprocessing.Event()
-    server = multiprocessing.Process(target=serve, args=(sender, stop), daemon=True)
+    server = multiprocessing.Process(target=serve, args=(sender, stop, args.nagle),
+                                     daemon=True)
     server.start()
     port, other = receiver.recv()
     try:
