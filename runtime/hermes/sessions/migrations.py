@@ -113,10 +113,11 @@ def _m0006_session_pages(db: Any) -> None:
     # (``listing``): with the id in the index, a page is one index walk and no sort. These
     # supersede the (started_at) and (source, started_at) indexes, which are their prefixes.
     _execute_all(db, [
-        "CREATE INDEX sessions_started_at_id ON sessions(started_at, id)",
-        "CREATE INDEX sessions_source_started_at_id ON sessions(source, started_at, id)",
-        "DROP INDEX sessions_started_at",
-        "DROP INDEX sessions_source_started_at",
+        "CREATE INDEX IF NOT EXISTS sessions_started_at_id ON sessions(started_at, id)",
+        "CREATE INDEX IF NOT EXISTS sessions_source_started_at_id "
+        "ON sessions(source, started_at, id)",
+        "DROP INDEX IF EXISTS sessions_started_at",
+        "DROP INDEX IF EXISTS sessions_source_started_at",
     ])
 
 
