@@ -309,6 +309,8 @@ def session_figures(store: Any, rounds: int) -> list[Figure]:
         count = store.get_session(session_id).message_count
         figures.append(Figure(f"transcript: {count} messages ({label} session)", timed(
             lambda s=session_id: queries.transcript(store, s), max(3, rounds // 10))))
+    figures.append(Figure("transcript: a part of 200 (longest session)", timed(
+        lambda: queries.transcript(store, longest_id, limit=200), rounds)))
     return [*figures, Figure(f"lineage: tree of {queries.lineage(store, deep_id).size} sessions",
                              timed(lambda: queries.lineage(store, deep_id), rounds))]
 

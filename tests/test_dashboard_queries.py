@@ -172,6 +172,28 @@ def test_a_transcript_groups_each_tool_result_under_its_call(store: SessionStore
     assert found.session.id == session
 
 
+def test_a_long_transcript_comes_in_parts_that_keep_calls_with_their_results(
+        store: SessionStore) -> None:
+    session = store.create_session("cli", "m")
+    turn = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [call("c", "terminal")]},
+            {"role": "tool", "content": "ok", "tool_call_id": "c", "name": "terminal"}]
+    store.add_messages(session, [{**m, "content": f"{m['content']} {i}"}
+                                 for i in range(5) for m in turn])
+    parts, after = [], 0
+    while True:
+        part = queries.transcript(store, session, after=after, limit=2)
+        parts.append([(e.message["role"], [c.result is not None for c in e.calls])
+                      for e in part.entries])
+        if part.next_after is None:
+            break
+        after = part.next_after
+    assert parts == [[("user", []), ("assistant", [True])]] * 5
+    assert len(queries.transcript(store, session).entries) == 10
+    with pytest.raises(SessionError, match="transcript part size 0 is out of range"):
+        queries.transcript(store, session, limit=0)
+
+
 def test_lineage_of_a_compressed_session_with_a_sub_agent(store: SessionStore) -> None:
     root = store.create_session("cli", "m", title="long chat")
     store.add_message(root, "assistant", "a", usage=Usage(100, 10, cost_usd=1.0))

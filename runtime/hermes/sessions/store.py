@@ -339,11 +339,14 @@ class SessionStore:
         except sqlite3.IntegrityError as exc:  # the messages -> sessions foreign key
             raise SessionNotFound(session_id) from exc
 
-    def messages(self, session_id: str) -> list[dict[str, Any]]:
+    def messages(self, session_id: str, *, after: int = 0, limit: int | None = None
+                 ) -> list[dict[str, Any]]:
         """A session's messages in order, ``tool_calls`` and ``images`` (the file names
-        of its images in ``self.images``) decoded from JSON."""
-        found = self._rows("SELECT * FROM messages WHERE session_id = ? ORDER BY id",
-                           [session_id])
+        of its images in ``self.images``) decoded from JSON; only those after the message
+        id ``after``, at most ``limit``, if given."""
+        found = self._rows("SELECT * FROM messages WHERE session_id = ? AND id > ? "
+                           "ORDER BY id LIMIT ?", [session_id, after,
+                                                   -1 if limit is None else limit])
         for message in found:
             for key in ("tool_calls", "images"):
                 if message.get(key) is not None:

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes.sessions import Session, SessionStore
+from hermes.sessions import Session, SessionError, SessionStore
 
 
 @dataclass
@@ -36,13 +36,30 @@ class Entry:
 class Transcript:
     session: Session
     entries: list[Entry]
+    next_after: int | None = None
+    """Pass as ``after`` for the rest; ``None`` when this is the end."""
 
 
-def transcript(db: SessionStore, session_id: str) -> Transcript:
+SPILL = 64
+"""Tool results read past a part's ``limit`` so that a call and its results stay together."""
+
+
+def transcript(db: SessionStore, session_id: str, *, after: int = 0,
+               limit: int | None = None) -> Transcript:
     """``session_id``'s (an id or unique prefix) messages, tool results grouped under the
-    calls they answer; ``SessionNotFound`` if there is no such session."""
+    calls they answer; ``SessionNotFound`` if there is no such session. With ``limit``,
+    one part of a long transcript: about ``limit`` messages after the message id ``after``
+    (the tool results of its last calls come along)."""
+    if limit is not None and limit < 1:
+        raise SessionError(f"transcript part size {limit} is out of range; give 1 or more")
     full_id = db.resolve_id(session_id)
-    return Transcript(db.get_session(full_id), group(db.messages(full_id)))
+    session = db.get_session(full_id)
+    if limit is None:
+        return Transcript(session, group(db.messages(full_id, after=after)))
+    rows = db.messages(full_id, after=after, limit=limit + SPILL)
+    cut = next((i for i in range(limit, len(rows)) if rows[i]["role"] != "tool"), len(rows))
+    more = cut < len(rows) or len(rows) == limit + SPILL
+    return Transcript(session, group(rows[:cut]), rows[cut - 1]["id"] if more else None)
 
 
 def group(messages: list[dict[str, Any]]) -> list[Entry]:
