@@ -288,6 +288,12 @@ rec {
     "-p" name "gateway" "run"
   ] ++ profile.gateway.extraArgs);
 
+  /* The command line of the dashboard unit (services.hermes-agent.dashboard). */
+  dashboardCommand = package: profiles: dashboard: lib.concatMapStringsSep " " escapeSystemdExecArg [
+    "${packageWith package (allExtraPythonPackages profiles)}/bin/hermes"
+    "dashboard" "--no-open" "--host" dashboard.host "--port" (toString dashboard.port)
+  ];
+
   /* The command line of a profile's `cron tick`, run by its timer. */
   cronTickCommand = package: name: profile: lib.concatMapStringsSep " " escapeSystemdExecArg [
     "${packageWith package profile.extraPythonPackages}/bin/hermes"

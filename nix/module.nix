@@ -4,8 +4,10 @@
 # (HERMES_CONFIG_LAYERS); the profile's own config.yaml, secrets, memories and
 # sessions stay in its home under `stateDir`. One hardened systemd unit per profile
 # with `gateway.enable`; a timer running `hermes cron tick` per profile with
-# `cron.timer.enable` (no gateway). Nothing writes into the state directory at
-# activation: directories and seed files come from systemd (StateDirectory, tmpfiles).
+# `cron.timer.enable` (no gateway); with `dashboard.enable`, one more hardened unit serving
+# `hermes dashboard` for every profile of the root. Nothing writes into the state
+# directory at activation: directories and seed files come from systemd (StateDirectory,
+# tmpfiles).
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption types;
@@ -54,11 +56,27 @@ let
       // serviceEnvironment;
   };
 
-  hardened = name: profile: {
+  hardened = name: profile: confinement // {
     EnvironmentFile = profile.environmentFiles;
+    WorkingDirectory = workspaceOf name profile;
+    # The runtime would hold it (CPython maps no writable+executable memory), but the
+    # agent's commands inherit it and JITs (node, java) crash: per profile, off by
+    # default; the local sandbox confines those commands.
+    MemoryDenyWriteExecute = profile.gateway.memoryDenyWriteExecute;
+  } // (if underVarLib then {
+    StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}"
+      "${stateRelative}-state" ]
+      ++ lib.optionals (ownWorkspace profile)
+        [ "${stateRelative}-workspaces" "${stateRelative}-workspaces/${name}" ];
+    StateDirectoryMode = "0700";
+  } else {
+    ReadWritePaths = [ cfg.stateDir stateHome ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
+  });
+
+  # The sandbox of every unit (a profile's gateway and cron tick, the dashboard).
+  confinement = {
     User = cfg.user;
     Group = cfg.group;
-    WorkingDirectory = workspaceOf name profile;
     UMask = "0077";
 
     NoNewPrivileges = true;
@@ -79,10 +97,6 @@ let
     RestrictRealtime = true;
     RestrictSUIDSGID = true;
     LockPersonality = true;
-    # The runtime would hold it (CPython maps no writable+executable memory), but the
-    # agent's commands inherit it and JITs (node, java) crash: per profile, off by
-    # default; the local sandbox confines those commands.
-    MemoryDenyWriteExecute = profile.gateway.memoryDenyWriteExecute;
     # @sandbox: Landlock and seccomp, how the local sandbox confines commands here
     # (RestrictNamespaces leaves bubblewrap out).
     SystemCallFilter = [ "@system-service" "@sandbox" "~@privileged" ];
@@ -91,15 +105,36 @@ let
     CapabilityBoundingSet = "";
     AmbientCapabilities = "";
     RemoveIPC = true;
-  } // (if underVarLib then {
-    StateDirectory = [ stateRelative "${stateRelative}/profiles" "${stateRelative}/profiles/${name}"
-      "${stateRelative}-state" ]
-      ++ lib.optionals (ownWorkspace profile)
-        [ "${stateRelative}-workspaces" "${stateRelative}-workspaces/${name}" ];
-    StateDirectoryMode = "0700";
-  } else {
-    ReadWritePaths = [ cfg.stateDir stateHome ] ++ lib.optional (ownWorkspace profile) (workspaceOf name profile);
-  });
+  };
+
+  # `hermes dashboard` for the whole root: the home and layer the admin `hermes` uses
+  # (defaultProfile's), writing only its token (<stateDir>/dashboard/token). Its URL
+  # with the token is in the unit's journal.
+  dashboard = cfg.dashboard;
+  dashboardUnit = {
+    description = "Hermes dashboard of ${cfg.stateDir}";
+    wantedBy = [ "multi-user.target" ];
+    wants = [ "network-online.target" ];
+    after = [ "network-online.target" ];
+    path = lib.optional cfg.browser.enable cfg.browser.package;
+    environment = {
+      HERMES_HOME = if cfg.defaultProfile == null then cfg.stateDir else homeOf cfg.defaultProfile;
+      HERMES_CONFIG_LAYERS = "${layer}";
+    } // serviceEnvironment;
+    serviceConfig = confinement // {
+      ExecStart = hermesLib.dashboardCommand cfg.package cfg.profiles dashboard;
+      WorkingDirectory = stateHome;
+      MemoryDenyWriteExecute = false;
+      Restart = "on-failure";
+      RestartSec = 5;
+    } // (if underVarLib then {
+      StateDirectory = [ stateRelative "${stateRelative}-state" ];
+      StateDirectoryMode = "0700";
+    } else {
+      ReadWritePaths = [ cfg.stateDir stateHome ];
+    });
+  };
+  loopbackHosts = [ "127.0.0.1" "::1" "[::1]" "localhost" ];
 
   gatewayUnit = name: profile: unitBase name profile // {
     description = "Hermes gateway of profile ${name}";
@@ -169,6 +204,35 @@ in
       };
     };
 
+    dashboard = {
+      enable = lib.mkEnableOption ''
+        the web dashboard (`hermes dashboard`) of every profile of the root, as its own
+        hardened unit `hermes-agent-dashboard`. The URL to open, with its token (a
+        password, kept 0600 in `<stateDir>/dashboard/token`), is in
+        `journalctl -u hermes-agent-dashboard`; reach it over SSH port forwarding
+        (`ssh -L 9119:127.0.0.1:9119 server`). A profile may serve it from its gateway
+        instead: `profiles.<name>.settings.dashboard.enabled = true`'';
+      host = mkOption {
+        type = types.str;
+        default = "127.0.0.1";
+        description = ''
+          Address to listen on (`--host`). Beyond loopback only behind TLS: a reverse
+          proxy terminating HTTPS, with its public name in the default profile's
+          `settings.dashboard.allowed_hosts`.
+        '';
+      };
+      port = mkOption {
+        type = types.port;
+        default = 9119;
+        description = "TCP port (`--port`).";
+      };
+      openFirewall = mkOption {
+        type = types.bool;
+        default = false;
+        description = "Open `port` in the firewall (only with `host` beyond loopback).";
+      };
+    };
+
     configLayer = mkOption {
       type = types.package;
       readOnly = true;
@@ -201,6 +265,10 @@ in
           message = "services.hermes-agent.browser.enable: Chromium cannot run under MemoryDenyWriteExecute=true (its JIT needs writable executable memory); set profiles.<name>.gateway.memoryDenyWriteExecute = false for ${lib.concatStringsSep ", " (lib.attrNames (lib.filterAttrs (_: p: p.gateway.memoryDenyWriteExecute) unitProfiles))}, or leave the browser off.";
         }
         {
+          assertion = !(dashboard.enable && dashboard.openFirewall && lib.elem dashboard.host loopbackHosts);
+          message = "services.hermes-agent.dashboard.openFirewall: opens port ${toString dashboard.port}, but the dashboard listens on ${dashboard.host} (loopback) only; set dashboard.host (behind TLS), or keep the firewall closed and use SSH port forwarding.";
+        }
+        {
           assertion = unitProfiles == { } || !(lib.any (dir: cfg.stateDir == dir || lib.hasPrefix "${dir}/" cfg.stateDir) [ "/home" "/root" "/run/user" ]);
           message = "services.hermes-agent.stateDir: ${cfg.stateDir} is hidden from the gateways by ProtectHome=true; use a directory under /var/lib.";
         }
@@ -231,7 +299,11 @@ in
     systemd.services = lib.mapAttrs' (name: profile:
       lib.nameValuePair "hermes-agent-${name}" (gatewayUnit name profile)) gatewayProfiles
       // lib.mapAttrs' (name: profile:
-        lib.nameValuePair "hermes-agent-${name}-cron" (cronUnit name profile)) timerProfiles;
+        lib.nameValuePair "hermes-agent-${name}-cron" (cronUnit name profile)) timerProfiles
+      // lib.optionalAttrs dashboard.enable { hermes-agent-dashboard = dashboardUnit; };
+
+    networking.firewall.allowedTCPPorts =
+      lib.optional (dashboard.enable && dashboard.openFirewall) dashboard.port;
 
     systemd.timers = lib.mapAttrs' (name: profile:
       lib.nameValuePair "hermes-agent-${name}-cron" {

@@ -92,6 +92,7 @@ let
         default = { };
       };
       environment.systemPackages = mkOption { type = types.listOf types.package; default = [ ]; };
+      networking.firewall.allowedTCPPorts = mkOption { type = types.listOf types.port; default = [ ]; };
     };
   };
 
@@ -204,4 +205,5 @@ if target != "nixos" then {
   users = config.users.users;
   groups = lib.attrNames config.users.groups;
   systemPackages = map (p: { inherit (p) name; text = p.text or null; }) config.environment.systemPackages;
+  firewall = config.networking.firewall.allowedTCPPorts;
 }
