@@ -31,11 +31,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hermes.agent.attachments import Attachment, VisionLimits, check_count
+from hermes.agent.attachments import Attachment, ImageRefused, VisionLimits, check_count
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent, TurnResult
 from hermes.agent.prechecks import MissingKey
-from hermes.agent.seeing import for_model, history_for_model
+from hermes.agent.seeing import (
+    Described,
+    EarlierImagesRefused,
+    for_model,
+    history_for_model,
+)
 from hermes.agent.transcript import discard_if_unanswered
 from hermes.config.schema import VisionConfig
 from hermes.errors import UserError
@@ -43,6 +48,8 @@ from hermes.models.base import ModelClient
 from hermes.models.types import Usage
 from hermes.sessions.errors import SessionNotFound
 
+DESCRIBED_SESSIONS: Final = 64
+"""Sessions whose earlier images' descriptions a runtime keeps (``Conversations.described``)."""
 LATEST: Final = "latest"
 """``open(resume=LATEST)``: the newest session (``--continue``)."""
 
@@ -98,6 +105,7 @@ class Conversation:
         seconds, with the transcript kept valid. ``images``: what the user attached
         (``hermes.agent.attachments``), checked against ``vision.max_images`` here."""
         images, self.attached = [*self.attached, *images], []
+        self._see_earlier()
         if images:  # a model without vision gets vision.model's description instead
             check_count(images, self.vision_limits())
             text, images = for_model(self.agent.model, self.vision, text, images,
@@ -114,6 +122,18 @@ class Conversation:
             finally:
                 if timer is not None:
                     timer.cancel()
+
+    def _see_earlier(self) -> None:
+        """Earlier images of a session now on a model without vision (``/model``, a
+        changed ``provider.model``): described by ``vision.model`` from here on, or the
+        turn refused in one line."""
+        described = self._owner.described(self.session_id) if self._owner else None
+        try:
+            self.agent.messages = history_for_model(self.agent.model, self.vision,
+                                                    self.agent.messages, self.spent, described)
+        except EarlierImagesRefused as exc:
+            raise ImageRefused(f"earlier message {exc.index} of this session: "
+                               f"{exc.reason}") from exc
 
     def spent(self, usage: Usage) -> None:
         """A model call of this conversation that wrote no message (vision.model's)."""
@@ -187,6 +207,11 @@ class Conversations:
         self.session_models: dict[str, str] = {}
         """The model a session switched to with ``/model``, by session id (kept while
         this runtime lives)."""
+        self._described: dict[str, Described] = {}
+        """Descriptions of a session's earlier images for a model without vision, by
+        session id: a session resumed per request is not described again each time
+        (the latest ``DESCRIBED_SESSIONS`` sessions; never shared: each describing call
+        saw its session's question)."""
 
     # -- opening -----------------------------------------------------------------------
 
@@ -214,6 +239,15 @@ class Conversations:
         for usage in spent:
             conversation.spent(usage)
         return conversation
+
+    def described(self, session_id: str) -> Described:
+        """The descriptions kept for ``session_id``'s earlier images (``_described``)."""
+        with self._lock:
+            kept = self._described.pop(session_id, None)
+            kept = self._described[session_id] = {} if kept is None else kept
+            while len(self._described) > DESCRIBED_SESSIONS:
+                self._described.pop(next(iter(self._described)))
+        return kept
 
     def _model_of(self, session: str | None) -> ModelClient:
         """The model a new session ``session`` will ask (``/model`` may have picked it)."""

@@ -96,16 +96,17 @@ def _describe(looker: ModelClient, images: Sequence[Attachment], text: str,
 
 
 def history_for_model(main: ModelClient, vision: Any, history: Sequence[dict[str, Any]],
-                      spent: Callable[[Usage], None] = lambda usage: None
-                      ) -> list[dict[str, Any]]:
-    """The messages a session starts with as ``main`` can take them: unchanged when it
-    sees images (or none carries any); else each message's images replaced by
-    ``for_model``'s description. Raises ``EarlierImagesRefused`` naming the first
-    message whose images no model can look at (or that are no images)."""
+                      spent: Callable[[Usage], None] = lambda usage: None,
+                      described: Described | None = None) -> list[dict[str, Any]]:
+    """Earlier messages (those a session starts with, or has) as ``main`` can take them:
+    unchanged when it sees images (or none carries any); else each message's images
+    replaced by ``for_model``'s description (``described``: descriptions to reuse and
+    keep). Raises ``EarlierImagesRefused`` naming the first message whose images no
+    model can look at (or that are no images)."""
     if not any(isinstance(m.get("content"), list) for m in history) or main.takes_images():
         return list(history)
     limits = VisionLimits.from_config(vision)
-    described: Described = {}
+    described = {} if described is None else described
     seen = []
     for index, message in enumerate(history):
         try:
