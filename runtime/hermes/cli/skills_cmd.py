@@ -72,25 +72,6 @@ def show(ctx: typer.Context, name: str = typer.Argument(..., help="The skill's n
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-TEMPLATE = """---
-name: {name}
-description: {description}
----
-
-# {title}
-
-## When to use
-
-## Steps
-
-1.
-
-## Pitfalls
-
-## Verify
-"""
-
-
 @app.command("create")
 def create(
     ctx: typer.Context,
@@ -102,13 +83,12 @@ def create(
                                                               "('-' reads standard input)."),
 ) -> None:
     """Create a skill in this profile (from a file, or a template to fill in)."""
-    import json
+    from hermes.skills.editing import skill_template
 
     if from_file is not None:
         content = sys.stdin.read() if from_file == "-" else _read(Path(from_file))
     elif description:
-        content = TEMPLATE.format(name=name, description=json.dumps(description),
-                                  title=name.replace("-", " ").capitalize())
+        content = skill_template(name, description)
     else:
         raise UserError("give --description TEXT (a template is written) or --from FILE")
     skill = _store(ctx).create(name, content, category=category, by="user")

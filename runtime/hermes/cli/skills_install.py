@@ -17,12 +17,13 @@ from hermes.skills.install import (
     check_candidate,
     fetch,
     find_candidates,
-    install,
+    install_ready,
+    refusals_of,
     top_of,
     tree_diff,
 )
 from hermes.skills.lockfile import LockEntry, content_hash, lock_or_none, read_lock
-from hermes.skills.model import SKILL_FILE, SkillError
+from hermes.skills.model import SKILL_FILE
 from hermes.skills.store import SkillsStore
 
 
@@ -37,48 +38,20 @@ def run_install(store: SkillsStore, source: str, category: str | None, *, yes: b
         candidates = find_candidates(fetched, store, category)
         for candidate in candidates:
             _describe(candidate)
-        refusals = _refusals(candidates, yes=yes, force=force)
+        refusals = refusals_of(candidates, yes=yes, force=force)
         ready = [c for c in candidates if not c.skip and id(c) not in refusals]
         if not ready and not refusals:
             raise UserError(f"{source}: no skill there is for this platform (see above)")
         if ready and not yes:
             consent([c.name for c in ready if c.findings], yes, force,
                     f"install {_count(ready)}", what="nothing installed")
-        installed = 0
-        for candidate in ready:
-            try:
-                skill = install(store, candidate, fetched)
-            except SkillError as exc:  # its place is taken: the others still go in
-                refusals[id(candidate)] = str(exc)
-                continue
-            installed += 1
+        installed = install_ready(store, ready, fetched, refusals)
+        for skill in installed:
             out(f"installed {skill.name} in {skill.path}")
     if refusals:
-        done = f"installed the other {_count(range(installed))}" if installed else \
+        done = f"installed the other {_count(installed)}" if installed else \
             "nothing installed"
         raise UserError(f"{'; '.join(refusals.values())}; {done}")
-
-
-def _refusals(candidates: Sequence[Candidate], *, yes: bool, force: bool) -> dict[int, str]:
-    """Why each skill that cannot be installed now is refused (by the candidate's id)."""
-    refusals: dict[int, str] = {}
-    seen: set[str] = set()
-    for c in candidates:
-        if c.skip:
-            continue
-        if c.problem:
-            refusals[id(c)] = f"{c.name} cannot be installed ({c.problem})"
-        elif c.name in seen:
-            refusals[id(c)] = (f"{c.name} is defined twice in this source ({c.subdir}); "
-                               "the first is taken")
-        elif c.replaces is not None and not force:
-            refusals[id(c)] = (f"this profile already has skill {c.name} — `hermes skills "
-                                f"update {c.name}`, or pass --force to replace it")
-        elif c.findings and yes and not force:
-            refusals[id(c)] = (f"the scan found problems in {c.name} (listed above) — pass "
-                                "--force to install it anyway")
-        seen.add(c.name)
-    return refusals
 
 
 def _describe(candidate: Candidate) -> None:

@@ -142,6 +142,7 @@ def edit_in_editor(store: SkillsStore, home: Home, environ: Mapping[str, str], n
     """Open a copy of the file in the user's editor; save it through the store (validated
     and scanned). A refused edit is kept in the copy, whose path the error names."""
     from hermes.cli.config_editor import editor_copy, run_editor
+    from hermes.skills.editing import save_edit
 
     original = store.read(name, file, to_edit=True)
     suffix = Path(file).suffix if file else ".md"
@@ -154,15 +155,8 @@ def edit_in_editor(store: SkillsStore, home: Home, environ: Mapping[str, str], n
         if text == original:
             return "no changes"
         try:
-            _save(store, name, file, text)
+            save_edit(store, name, file, text, by="user")
         except UserError as exc:
             copy.keep = True
             raise UserError(f"{exc}; your edit is kept in {copy.path}") from exc
     return f"saved {file or SKILL_FILE} of {name}"
-
-
-def _save(store: SkillsStore, name: str, file: str | None, text: str) -> None:
-    if file in (None, SKILL_FILE):
-        store.edit(name, text, by="user")
-    else:
-        store.write_file(name, str(file), text, by="user")

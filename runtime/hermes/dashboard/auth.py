@@ -47,7 +47,7 @@ SECURITY_HEADERS = (
     (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; "
                                  b"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer makes a form POST say Origin: null
     (b"x-frame-options", b"DENY"),
 )
 """On every answer: nothing but the dashboard's own files runs or loads, no page may

@@ -38,6 +38,43 @@ def writable(store: SkillsStore, name: str, action: str, *, repair: bool = False
     return skill
 
 
+SKILL_TEMPLATE = """---
+name: {name}
+description: {description}
+---
+
+# {title}
+
+## When to use
+
+## Steps
+
+1.
+
+## Pitfalls
+
+## Verify
+"""
+
+
+def skill_template(name: str, description: str) -> str:
+    """A new skill's ``SKILL.md`` to fill in (``hermes skills create -d``)."""
+    import json
+
+    return SKILL_TEMPLATE.format(name=name, description=json.dumps(description),
+                                 title=name.replace("-", " ").capitalize())
+
+
+def save_edit(store: SkillsStore, name: str, file: str | None, text: str, by: Actor) -> None:
+    """An edited file of skill ``name`` saved (``hermes skills edit``, the dashboard):
+    SKILL.md through ``edit``, a supporting file through ``write_file``, both validated
+    and scanned; a refusal writes nothing."""
+    if file in (None, SKILL_FILE):
+        store.edit(name, text, by=by)
+    else:
+        store.write_file(name, str(file), text, by=by)
+
+
 def create(store: SkillsStore, name: str, content: str, category: str | None,
            by: Actor) -> Skill:
     check_name(name, "skill", "name")

@@ -20,7 +20,7 @@ import difflib
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,6 +253,44 @@ def apply_update(store: SkillsStore, name: str, candidate: Candidate, fetched: F
     entry.accepted = _accepted(target, candidate)
     write_lock(store.directory, entries)
     store.state.note_write(name, "update", "install")
+
+
+def refusals_of(candidates: Sequence[Candidate], *, yes: bool, force: bool
+                ) -> dict[int, str]:
+    """Why each skill that cannot be installed now is refused (by the candidate's id):
+    malformed, defined twice, already here without ``force``, or scan findings with
+    nobody asked (``yes``) and no ``force``."""
+    refusals: dict[int, str] = {}
+    seen: set[str] = set()
+    for c in candidates:
+        if c.skip:
+            continue
+        if c.problem:
+            refusals[id(c)] = f"{c.name} cannot be installed ({c.problem})"
+        elif c.name in seen:
+            refusals[id(c)] = (f"{c.name} is defined twice in this source ({c.subdir}); "
+                               "the first is taken")
+        elif c.replaces is not None and not force:
+            refusals[id(c)] = (f"this profile already has skill {c.name} — `hermes skills "
+                               f"update {c.name}`, or pass --force to replace it")
+        elif c.findings and yes and not force:
+            refusals[id(c)] = (f"the scan found problems in {c.name} (listed above) — pass "
+                               "--force to install it anyway")
+        seen.add(c.name)
+    return refusals
+
+
+def install_ready(store: SkillsStore, ready: Sequence[Candidate], fetched: Fetched,
+                  refusals: dict[int, str]) -> list[Skill]:
+    """Install each of ``ready`` (consented to); one whose place is taken is added to
+    ``refusals`` and keeps none of the others out."""
+    installed = []
+    for candidate in ready:
+        try:
+            installed.append(install(store, candidate, fetched))
+        except SkillError as exc:
+            refusals[id(candidate)] = str(exc)
+    return installed
 
 
 def _accepted(target: Path, candidate: Candidate) -> dict[str, str]:

@@ -27,7 +27,7 @@ class Section:
 SECTIONS: tuple[Section, ...] = (
     Section("chat", "Chat"),
     Section("sessions", "Sessions"),
-    Section("skills", "Skills"),
+    Section("skills", "Skills", module="skills"),
     Section("memory", "Memory"),
     Section("cron", "Cron"),
     Section("gateway", "Gateway"),
