@@ -167,6 +167,18 @@ def test_earlier_images_without_vision_model_are_a_400_and_nothing_is_stored(
     assert stored(root, "blind", session) == []
 
 
+def test_an_earlier_messages_bad_image_is_a_400_naming_it(served: Gateway,
+                                                         llm: FakeLLM) -> None:
+    before = len(llm.requests)
+    pdf = "data:image/png;base64," + base64.b64encode(b"%PDF-1.4").decode()
+    with pytest.raises(openai.BadRequestError, match="messages.0.content: data: URL: not an "
+                                                    "image"):
+        client(served).chat.completions.create(model="described", messages=[
+            {"role": "user", "content": [image_url(pdf)]},
+            {"role": "assistant", "content": "seen"}, {"role": "user", "content": "and?"}])
+    assert len(llm.requests) == before
+
+
 def test_earlier_images_reach_a_model_with_vision_as_images(served: Gateway,
                                                             llm: FakeLLM) -> None:
     before = len(llm.requests)
