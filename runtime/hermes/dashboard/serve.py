@@ -60,7 +60,7 @@ def serve(start: Start, say: Callable[[str], None], warn: Callable[[str], None],
 
         webbrowser.open(url)
     config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
-                            server_header=False, lifespan="off")
+                            server_header=False, lifespan="on")
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it obeyed
         uvicorn.Server(config).run(sockets=[sock])
 

@@ -25,7 +25,7 @@ class Section:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("chat", "Chat"),
+    Section("chat", "Chat", module="chat"),
     Section("sessions", "Sessions"),
     Section("skills", "Skills", module="skills"),
     Section("memory", "Memory"),

@@ -1,0 +1,97 @@
+"""The Chat page's runtimes: one per profile, opened on its first chat (through
+``hermes.container.open_runtime``, as the gateway opens its profiles') and kept while
+the dashboard lives, so every turn of a profile runs through that runtime's one
+``Conversations`` (counted, interrupted, its approvals asked in the page).
+
+A provider without its key does not stop the runtime from opening (``require_key=False``):
+``Conversations.open`` refuses each turn with the pre-check's one line, which the page
+shows before anything is sent (``ChatRuntime.refusal``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from hermes.chats import MessageSource
+from hermes.gateway.messaging.approvals import ChatApprovals, Reply
+from hermes.gateway.service import ProfileService
+from hermes.home import Home
+
+SOURCE = "dashboard"
+"""The sessions' source (``hermes sessions list --source dashboard``)."""
+LOG = logging.getLogger("hermes.dashboard.chat")
+
+
+@dataclass
+class ChatRuntime:
+    """One profile's runtime as the Chat page uses it."""
+
+    service: ProfileService
+    approvals: ChatApprovals
+    """Dangerous commands of this profile's page turns, asked in the page."""
+
+    @property
+    def refusal(self) -> str | None:
+        """Why no turn can run (the provider's key is missing), one line; else None."""
+        return self.service.conversations.refusal
+
+    def close(self) -> None:
+        self.service.runtime.close()
+
+
+def source_of(session_id: str) -> MessageSource:
+    """The "chat" a page's session is to the approvals: one per session."""
+    return MessageSource(SOURCE, session_id)
+
+
+class ChatRuntimes:
+    """The runtimes of the profiles chatted with so far, by profile name."""
+
+    def __init__(self, environ: Mapping[str, str], reply_for: Callable[[str], Reply]):
+        self.environ = dict(environ)
+        self.reply_for = reply_for
+        """Where a profile's approval questions (and their timeouts) go: the turn's
+        event stream."""
+        self._open: dict[str, ChatRuntime] = {}
+        self._lock = threading.Lock()
+
+    def get(self, home: Home) -> ChatRuntime:
+        """``home``'s runtime, opened on the first call (blocking: call it from a worker
+        thread); ``ConfigError`` when its config does not compose (one line). Returns an
+        opened one as it is: a config edited meanwhile applies after a restart."""
+        with self._lock:  # one opening per profile, even with two tabs at once
+            runtime = self._open.get(home.name)
+            if runtime is None:
+                runtime = self._open[home.name] = self._start(home)
+            return runtime
+
+    def get_opened(self, profile: str) -> ChatRuntime | None:
+        """``profile``'s runtime if it is open (never opens one)."""
+        with self._lock:
+            return self._open.get(profile)
+
+    def _start(self, home: Home) -> ChatRuntime:
+        from hermes.config import compose_config
+        from hermes.container import open_runtime
+
+        environ = self.environ | {"HERMES_HOME": str(home.path)}
+        composed = compose_config(home, environ)
+        runtime = open_runtime(home, composed.config, environ, raw=composed.raw,
+                               require_key=False)
+        service = ProfileService(home, runtime, LOG)
+        timeout = composed.config.approvals.chat_timeout
+        return ChatRuntime(service, ChatApprovals(self.reply_for(home.name), timeout, LOG))
+
+    def close(self) -> None:
+        """Close every runtime opened (the dashboard stops)."""
+        with self._lock:
+            opened, self._open = list(self._open.values()), {}
+        for runtime in opened:
+            try:
+                runtime.close()
+            except Exception as exc:  # noqa: BLE001 - the others still close
+                LOG.error("closing a chat runtime failed: %s", exc)
+

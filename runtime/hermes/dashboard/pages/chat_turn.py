@@ -1,0 +1,163 @@
+"""One turn of the Chat page, streamed as server-sent events.
+
+The turn runs through the profile's ``ProfileService`` (the gateway's: a slot of the
+runtime's ``Conversations``, ``/<skill>`` expanded, the turn logged, the session ended
+after it) in a worker thread; what it reports (answer text, tool calls written, started
+and finished, approval questions) goes to an ``asyncio.Queue`` and out as events:
+
+``session`` (its id, first), ``text``, ``tool_writing``, ``tool_start``, ``tool_end``,
+``approval`` (answered by a POST: ``ChatApprovals``, as a gateway chat's ``/approve``),
+``notice``, ``refused`` (one line: no key, busy, an unknown command), ``done``.
+A client that goes away interrupts the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes.agent.attachments import ImageRefused
+from hermes.agent.conversations import Busy, Conversation, Draining
+from hermes.agent.dispatch import CallOutcome
+from hermes.agent.factory import Interaction
+from hermes.agent.loop import AgentEvents, TurnResult
+from hermes.agent.prechecks import MissingKey
+from hermes.chats import MessageSource
+from hermes.dashboard.pages.chat_runtimes import SOURCE, ChatRuntime, ChatRuntimes, source_of
+from hermes.errors import UserError
+from hermes.models.types import StreamCallbacks, ToolCall
+from hermes.tools.context import ApprovalRequest
+
+RESULT_SHOWN = 4000
+"""Characters of a tool's result sent to the page (the transcript keeps all of it)."""
+Event = dict[str, Any]
+
+
+@dataclass
+class TurnStream:
+    """The events of one running turn, put from any thread."""
+
+    loop: asyncio.AbstractEventLoop
+    queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
+    asked: ApprovalRequest | None = None
+    """The approval question already sent (a timeout's note comes while it is open)."""
+
+    def put(self, event: Event) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    def events(self) -> AgentEvents:
+        return AgentEvents(
+            stream=StreamCallbacks(
+                on_text=lambda text: self.put({"type": "text", "text": text, "at": time.time()}),
+                on_tool_call=lambda index, name: self.put(
+                    {"type": "tool_writing", "index": index, "name": name})),
+            on_tool_start=lambda call: self.put(tool_started(call)),
+            on_tool_end=lambda outcome: self.put(tool_ended(outcome)))
+
+
+class ChatDoor:
+    """The Chat page's state for the dashboard's life: the profiles' runtimes and the
+    turns streaming now, by (profile, session id)."""
+
+    def __init__(self, environ: dict[str, str]):
+        self.runtimes = ChatRuntimes(environ, self._reply_for)
+        self.live: dict[tuple[str, str], TurnStream] = {}
+
+    def _reply_for(self, profile: str) -> Any:
+        async def reply(source: MessageSource, text: str) -> None:
+            """An approval question, or its timeout's note, for the turn's page."""
+            stream = self.live.get((profile, source.chat_id))
+            if stream is None:
+                return
+            runtime = self.runtimes.get_opened(profile)
+            request = runtime.approvals.waiting(source) if runtime else None
+            if request is not None and request is not stream.asked:
+                stream.asked = request
+                stream.put(approval_asked(request))
+            else:
+                stream.put({"type": "notice", "text": text})
+        return reply
+
+    async def turn(self, profile: str, runtime: ChatRuntime, session_id: str,
+                   text: str) -> AsyncIterator[str]:
+        """The events of one turn of ``session_id`` (new with that id, or resumed)."""
+        yield sse({"type": "session", "id": session_id})
+        stream = TurnStream(asyncio.get_running_loop())
+        source = source_of(session_id)
+        how = Interaction(source=SOURCE, stream=True, interactive=True, events=stream.events(),
+                          approve=runtime.approvals.callback(source, stream.loop))
+        try:
+            with runtime.service.slot():
+                conversation = await asyncio.to_thread(runtime.service.open, how, session_id)
+                self.live[(profile, session_id)] = stream
+                try:
+                    async for event in self._run(runtime, conversation, stream, text):
+                        yield event
+                finally:
+                    self.live.pop((profile, session_id), None)
+        except (MissingKey, Busy, Draining, UserError) as exc:
+            yield sse({"type": "refused", "message": str(exc)})
+
+    async def _run(self, runtime: ChatRuntime, conversation: Conversation,
+                   stream: TurnStream, text: str) -> AsyncIterator[str]:
+        running = asyncio.ensure_future(asyncio.to_thread(
+            _run_to_end, runtime, conversation, text))
+        running.add_done_callback(lambda _: stream.put({"type": "end"}))
+        try:
+            while (event := await stream.queue.get())["type"] != "end":
+                yield sse(event)
+        except asyncio.CancelledError:  # the page went away: stop the turn (then ended)
+            conversation.interrupt()
+            raise
+        outcome = running.result()
+        if isinstance(outcome, str):
+            yield sse({"type": "refused", "message": outcome})
+        else:
+            yield sse({"type": "done", "exit_reason": outcome.exit_reason,
+                       "error": outcome.error})
+
+
+def _run_to_end(runtime: ChatRuntime, conversation: Conversation, text: str
+                ) -> TurnResult | str:
+    """The turn, ``/<skill>`` expanded; a refusal's one line instead of a result."""
+    service = runtime.service
+    try:
+        if text.startswith("/") and not text.startswith("//"):
+            turn = service.skill_turn(text)
+            if turn is None:
+                name = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
+                return (f"/{name}: no skill of that name in this profile (hermes skills "
+                        "list); the page's Stop button interrupts a turn")
+            text = turn.message
+        return service.run(conversation, text)
+    except (ImageRefused, UserError) as exc:
+        return str(exc)
+    finally:
+        conversation.end()
+
+
+def tool_started(call: ToolCall) -> Event:
+    return {"type": "tool_start", "id": call.id, "name": call.name,
+            "arguments": call.arguments}
+
+
+def tool_ended(outcome: CallOutcome) -> Event:
+    content = outcome.content
+    if len(content) > RESULT_SHOWN:
+        content = content[:RESULT_SHOWN] + f"… ({len(outcome.content)} characters)"
+    return {"type": "tool_end", "id": outcome.call.id, "name": outcome.call.name,
+            "error": outcome.is_error, "result": content}
+
+
+def approval_asked(request: ApprovalRequest) -> Event:
+    return {"type": "approval", "command": request.command, "reason": request.reason,
+            "scope": request.scope, "requester": request.requester}
+
+
+def sse(event: Event) -> str:
+    """One server-sent event: its ``type`` as the event name, the whole as JSON data."""
+    return f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"

@@ -1,0 +1,220 @@
+"""The dashboard's Chat page over real HTTP and in the real Chromium, against the fake
+LLM: a turn's answer streamed as server-sent events (a tool call with its arguments and
+result, a dangerous command asked and answered in the page), Stop interrupting a turn,
+a session resumed with its transcript, a profile without its provider's key refused in
+one line, and every POST needing the anti-CSRF token."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from conftest import write_fake_provider
+from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
+from fakellm import FakeLLM, Reply, ToolCall
+
+WAIT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[FakeLLM]:
+    with FakeLLM(strict=False) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[Dashboard]:
+    """default on the fake LLM; nokey on it too, without its key."""
+    def prepare(environ: dict[str, str]) -> None:
+        root = Path(environ["HOME"]) / ".hermes"
+        write_fake_provider(root, llm.openai_base_url)
+        workspace = Path(environ["HOME"]) / "workspace"  # where commands may write
+        workspace.mkdir()
+        config = yaml.safe_load((root / "config.yaml").read_text())
+        config["environment"] = {"cwd": str(workspace)}
+        (root / "config.yaml").write_text(yaml.safe_dump(config))
+        write_fake_provider(root / "profiles" / "nokey", llm.openai_base_url)
+        (root / "profiles" / "nokey" / ".env").write_text("")
+
+    with dashboard_for(tmp_path_factory.mktemp("board"), profiles=("nokey",),
+                       prepare=prepare) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(board: Dashboard) -> Iterator[httpx.Client]:
+    with board.client() as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def csrf(client: httpx.Client) -> str:
+    page = client.get("/p/default/chat")
+    assert page.status_code == 200, page.text
+    return csrf_of(page.text)
+
+
+def events(answer: httpx.Response) -> Iterator[dict[str, Any]]:
+    """The server-sent events of a streamed answer, as they come."""
+    buffer = ""
+    for piece in answer.iter_text():
+        buffer += piece
+        while "\n\n" in buffer:
+            block, buffer = buffer.split("\n\n", 1)
+            data = [line[6:] for line in block.splitlines() if line.startswith("data: ")]
+            name = [line[7:] for line in block.splitlines() if line.startswith("event: ")]
+            event = json.loads("\n".join(data))
+            assert name == [event["type"]]
+            yield event
+
+
+def turn(client: httpx.Client, csrf: str, text: str, session_id: str | None = None,
+         profile: str = "default") -> list[dict[str, Any]]:
+    with client.stream("POST", f"/p/{profile}/chat/turn", headers={"x-csrf-token": csrf},
+                       json={"text": text, "session_id": session_id}) as answer:
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        return list(events(answer))
+
+
+def test_a_turn_streams_its_text_and_tool_calls(client: httpx.Client, csrf: str,
+                                                llm: FakeLLM) -> None:
+    llm.script.push(Reply(tool_calls=[ToolCall("terminal", {"command": "echo hi-from-tool"})]),
+                    Reply(text="The command said hi."))
+    got = turn(client, csrf, "Run echo for me")
+    kinds = [e["type"] for e in got]
+    assert kinds[0] == "session" and kinds[-1] == "done", kinds
+    start = next(e for e in got if e["type"] == "tool_start")
+    assert start["name"] == "terminal" and "echo hi-from-tool" in start["arguments"]
+    end = next(e for e in got if e["type"] == "tool_end")
+    assert end["id"] == start["id"] and "hi-from-tool" in end["result"] and not end["error"]
+    assert "".join(e["text"] for e in got if e["type"] == "text") == "The command said hi."
+    assert got[-1]["exit_reason"] == "completed"
+    session_id = got[0]["id"]
+    page = client.get(f"/p/default/chat/{session_id}")  # resumed: the transcript shown
+    assert page.status_code == 200
+    assert "Run echo for me" in page.text and "The command said hi." in page.text
+    assert '<details class="tool' in page.text and "hi-from-tool" in page.text
+    llm.script.push(Reply(text="Still here."))
+    again = turn(client, csrf, "And now?", session_id)
+    assert again[0] == {"type": "session", "id": session_id}
+    resumed = llm.requests[-1].body["messages"]
+    assert any(m.get("content") == "Run echo for me" for m in resumed)  # the same session
+
+
+def test_every_post_needs_the_anti_csrf_token(client: httpx.Client) -> None:
+    for path, body in (("/p/default/chat/turn", {"text": "hi"}),
+                       ("/p/default/chat/abc/stop", {}),
+                       ("/p/default/chat/abc/approval", {"choice": "once"})):
+        answer = client.post(path, json=body)
+        assert answer.status_code == 403, (path, answer.status_code)
+
+
+def test_bad_requests_are_refused_in_one_line(client: httpx.Client, csrf: str) -> None:
+    headers = {"x-csrf-token": csrf}
+    assert client.post("/p/default/chat/turn", headers=headers,
+                       json={"text": " "}).status_code == 400
+    assert client.post("/p/default/chat/turn", headers=headers,
+                       json={"text": "hi", "session_id": "../x"}).status_code == 400
+    assert client.post("/p/default/chat/abc/approval", headers=headers,
+                       json={"choice": "sure"}).status_code == 400
+    nothing = client.post("/p/default/chat/abc/approval", headers=headers,
+                          json={"choice": "once"})
+    assert nothing.status_code == 409
+    assert nothing.json() == {"message": "nothing is waiting for approval here"}
+    assert client.post("/p/default/chat/abc/stop", headers=headers,
+                       json={}).json() == {"stopped": False}
+    assert client.get("/p/default/chat/no-such-session").status_code == 404
+
+
+def test_a_profile_without_its_key_is_refused_in_one_line(client: httpx.Client, csrf: str,
+                                                          llm: FakeLLM) -> None:
+    page = client.get("/p/nokey/chat")
+    assert page.status_code == 200
+    assert 'id="refusal"' in page.text and "no API key for provider custom" in page.text
+    before = len(llm.requests)
+    got = turn(client, csrf, "hello?", profile="nokey")
+    assert [e["type"] for e in got] == ["session", "refused"]
+    assert got[1]["message"].startswith("no API key for provider custom")
+    assert "\n" not in got[1]["message"] and len(llm.requests) == before
+
+
+def test_an_unknown_slash_command_is_one_line(client: httpx.Client, csrf: str) -> None:
+    got = turn(client, csrf, "/no-such-skill please")
+    assert got[-1]["type"] == "refused"
+    assert got[-1]["message"].startswith("/no-such-skill: no skill of that name")
+
+
+# -- in the real Chromium ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def page(chromium: str, board: Dashboard) -> Iterator[Any]:
+    with browser_page(chromium, board) as opened:
+        yield opened
+
+
+@pytest.mark.chromium
+def test_an_approval_is_asked_and_answered_in_the_page(board: Dashboard, page: Any,
+                                                       llm: FakeLLM) -> None:
+    target = board.root.parent / "workspace" / "doomed"
+    target.mkdir()
+    llm.script.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {target}"})]),
+                    Reply(text="Removed the directory."))
+    page.goto(board.url("/p/default/chat"))
+    page.fill("#message", "Remove the doomed directory")
+    page.keyboard.press("Enter")
+    prompt = page.locator("#approval")
+    prompt.wait_for(state="visible", timeout=WAIT_MS)
+    assert f"rm -rf {target}" in prompt.locator(".command").inner_text()
+    assert target.exists()
+    assert "/p/default/chat/" in page.url  # the new session's own address
+    screenshot(page, "chat-approval")
+    page.click("#approval button[data-choice=once]")
+    page.locator(".msg.assistant .text").filter(has_text="Removed the directory.").wait_for(
+        timeout=WAIT_MS)
+    page.wait_for_function("document.getElementById('chat').dataset.state === 'idle'",
+                           timeout=WAIT_MS)
+    tool = page.locator(".msg.assistant details.tool").last
+    assert not target.exists()
+    assert tool.locator(".tool-state").inner_text() == "done"
+    assert tool.locator(".tool-args").is_hidden()  # folded until opened
+    tool.locator("summary").click()
+    assert f"rm -rf {target}" in tool.locator(".tool-args").inner_text()
+    assert '"exit_code": 0' in tool.locator(".tool-result").inner_text()
+    screenshot(page, "chat")
+
+
+@pytest.mark.chromium
+def test_stop_interrupts_the_turn_in_the_page(board: Dashboard, page: Any,
+                                              llm: FakeLLM) -> None:
+    target = board.root.parent / "workspace" / "kept"
+    target.mkdir()
+    llm.script.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {target}"})]))
+    page.goto(board.url("/p/default/chat"))
+    page.fill("#message", "Remove the kept directory")
+    page.click("#send")
+    page.locator("#approval").wait_for(state="visible", timeout=WAIT_MS)
+    page.click("#stop")
+    page.locator(".msg.notice").filter(has_text="Stopped.").wait_for(timeout=WAIT_MS)
+    assert target.exists()
+    assert page.locator("#approval").is_hidden()
+    assert page.locator("#send").is_enabled()
+
+
+@pytest.mark.chromium
+def test_a_missing_key_shows_its_one_line_in_the_page(board: Dashboard, page: Any) -> None:
+    page.goto(board.url("/p/nokey/chat"))
+    line = page.locator("#refusal").inner_text()
+    assert line.startswith("no API key for provider custom") and "\n" not in line
+    page.fill("#message", "hello?")
+    page.click("#send")
+    refused = page.locator(".msg.refused")
+    refused.wait_for(timeout=WAIT_MS)
+    assert refused.inner_text() == line
