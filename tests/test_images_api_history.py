@@ -123,6 +123,9 @@ def test_earlier_images_reach_a_model_without_vision_described(
     assert [role for role, _, _ in rows][:6] == ["user", "assistant"] * 3
     assert all(names in (None, "[]") for _, _, names in rows)  # descriptions, no images
     assert "image-description" in rows[0][1]
+    with sqlite3.connect(root / "profiles" / "described" / "state.db") as db:
+        counted = db.execute("SELECT input_tokens FROM sessions WHERE id = ?", (session,))
+        assert counted.fetchall() == [(10 * len(calls),)]  # the describing calls too
 
 
 def test_responses_earlier_input_images_are_described(served: Gateway,
