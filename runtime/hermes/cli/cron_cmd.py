@@ -16,7 +16,6 @@ import typer
 from hermes.cli.app import new_app, out, state
 
 if TYPE_CHECKING:
-    from hermes.config.schema import HermesConfig
     from hermes.cron.jobs import Job
     from hermes.cron.manage import Jobs
     from hermes.cron.service import Report
@@ -34,23 +33,11 @@ DELIVER_HELP = ("local (the output file only; the default), a platform's name (i
                 "home_channel) or platform:chat_id[:thread].")
 
 
-def _config(ctx: typer.Context, overrides: Sequence[str]) -> HermesConfig:
-    from hermes.config import compose_config
-
-    st = state(ctx)
-    return compose_config(st.home(), st.environ, list(overrides)).config
-
-
 def _jobs(ctx: typer.Context) -> Jobs:
-    from hermes.cron.manage import Jobs
-    from hermes.cron.store import job_store
-    from hermes.cron.targets import Destinations
-    from hermes.skills.store import skills_store
+    from hermes.cron.manage import profile_jobs
 
     st = state(ctx)
-    home, config = st.home(), _config(ctx, ())
-    return Jobs(job_store(home, config.cron, st.environ), skills_store(home, config.skills),
-                Destinations.of(config.platforms))
+    return profile_jobs(st.home(), st.environ)
 
 
 @app.command("list")

@@ -12,10 +12,11 @@ from typing import Any
 
 from hermes.cron.jobs import Job, JobError
 from hermes.cron.schedule import parse_schedule
-from hermes.cron.store import JobStore
+from hermes.cron.store import JobStore, job_store
 from hermes.cron.targets import LOCAL, ORIGIN, Destinations
 from hermes.errors import UserError, did_you_mean
-from hermes.skills.store import SkillsStore
+from hermes.home import Home
+from hermes.skills.store import SkillsStore, skills_store
 
 NAME_CHARS = 40
 """A job without a name is named after the start of its prompt."""
@@ -117,6 +118,16 @@ class Jobs:
                 raise JobError(f"skills: no skill {name!r}{did_you_mean(name, known)}; "
                                "`hermes skills list` shows them")
         return names
+
+
+def profile_jobs(home: Home, environ: Mapping[str, str]) -> Jobs:
+    """The jobs of ``home`` as its composed config sets them up (zone, skills, platforms):
+    what ``hermes cron`` and the dashboard's Cron page change them through."""
+    from hermes.config import compose_config
+
+    config = compose_config(home, environ).config
+    return Jobs(job_store(home, config.cron, environ), skills_store(home, config.skills),
+                Destinations.of(config.platforms))
 
 
 def _required(value: str, key: str) -> str:

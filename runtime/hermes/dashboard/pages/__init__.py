@@ -29,7 +29,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("sessions", "Sessions"),
     Section("skills", "Skills", module="skills"),
     Section("memory", "Memory"),
-    Section("cron", "Cron"),
+    Section("cron", "Cron", module="cron"),
     Section("gateway", "Gateway"),
     Section("config", "Config"),
     Section("experiments", "Experiments"),
