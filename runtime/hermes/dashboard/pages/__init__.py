@@ -26,7 +26,7 @@ class Section:
 
 SECTIONS: tuple[Section, ...] = (
     Section("chat", "Chat", module="chat"),
-    Section("sessions", "Sessions"),
+    Section("sessions", "Sessions", module="sessions"),
     Section("skills", "Skills", module="skills"),
     Section("memory", "Memory"),
     Section("cron", "Cron", module="cron"),
@@ -42,6 +42,11 @@ def built() -> tuple[Section, ...]:
     return tuple(section for section in SECTIONS if section.module)
 
 
+START = "profiles"
+"""Where a profile's dashboard opens (the printed URL, ``/``, the brand link): the
+profiles' summary, whichever other pages are built."""
+
+
 def first_page() -> Section:
-    """Where a profile's dashboard opens: its first built section."""
-    return built()[0]
+    """Where a profile's dashboard opens: ``START`` if built, else the first built section."""
+    return next((s for s in built() if s.name == START), built()[0])
