@@ -137,7 +137,7 @@ def test_install_from_a_path_shows_the_scan_then_installs_on_the_yes(board: Dash
     page.locator(".candidates").wait_for()
     shown = page.locator(".candidates").inner_text()
     assert "fetch-docs" in shown and "scan: clean" in shown
-    assert "leaky" in shown and "1 finding(s)" in shown or "2 finding(s)" in shown
+    assert "leaky" in shown and "2 finding(s)" in shown  # the injection and the exfiltration
     assert "prompt injection" in shown
     assert not (board.root / "skills" / "fetch-docs").exists()  # nothing before the yes
     screenshot(page, "skills-install-scan")
