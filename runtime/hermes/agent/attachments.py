@@ -210,6 +210,8 @@ def content_images(content: Any, limits: VisionLimits) -> tuple[str, list[Attach
         return str(content or ""), []
     texts, images = [], []
     for part in content:
+        if not isinstance(part, dict):
+            continue
         if part.get("type") == "image_url":
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image

@@ -1,8 +1,8 @@
 """Images for a model that may not take them: ask a model about images, and, when the
-session's model takes none, replace a turn's images (``for_model``) and those of the
-messages a session starts with (``history_for_model``: an API client's earlier
-messages) by ``vision.model``'s description of them (fenced and marked as a
-description), or refuse in one line.
+session's model takes none, replace a turn's images (``for_model``) and those of
+earlier messages (``history_for_model``: an API client's history, or a session's own
+after it switched to such a model) by ``vision.model``'s description of them (fenced
+and marked as a description), or refuse in one line.
 """
 
 from __future__ import annotations
