@@ -9,7 +9,6 @@ import typer
 
 from hermes.cli.app import new_app, out, state
 from hermes.credentials import REDACTED, is_secret_key
-from hermes.errors import ConfigError, did_you_mean
 from hermes.hints import command, for_profile
 
 app = new_app("Show, explain and change config. Edits touch only the profile's config.yaml "
@@ -32,31 +31,6 @@ def _dump(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def _lookup(data: dict[str, Any], key: str) -> Any:
-    node: Any = data
-    for i, part in enumerate(key.split(".")):
-        if not isinstance(node, dict) or part not in node:
-            choices = list(node) if isinstance(node, dict) else []
-            prefix = ".".join(key.split(".")[:i])
-            raise ConfigError(f"no such key{did_you_mean(part, choices)}"
-                              + (f"; keys under {prefix}: {', '.join(choices)}" if prefix else ""),
-                              key=key)
-        node = node[part]
-    return node
-
-
-def _value(composed: Any, key: str) -> Any:
-    """``key`` in the shown config, else its schema default (which no file sets)."""
-    try:
-        return _lookup(composed.display, key)
-    except ConfigError:
-        try:
-            return _lookup(composed.config.model_dump(mode="json"), key)
-        except ConfigError:
-            pass
-        raise
-
-
 @app.command()
 def show(
     ctx: typer.Context,
@@ -73,7 +47,9 @@ def show(
 def get(ctx: typer.Context, key: str = typer.Argument(..., help="Dotted key, e.g. provider.model."),
         overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
     """Print one resolved value (secrets redacted)."""
-    value = _value(_compose(ctx, overrides), key)
+    from hermes.config.explain import shown_value
+
+    value = shown_value(_compose(ctx, overrides), key)
     if isinstance(value, dict | list | bool) or value is None:  # YAML spelling: true, null
         out(_dump(value).rstrip("\n").removesuffix("\n...").rstrip("\n"))
     else:
@@ -132,25 +108,20 @@ def unset(ctx: typer.Context, key: str = typer.Argument(...)) -> None:
 def explain(ctx: typer.Context, key: str = typer.Argument(...),
             overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP)) -> None:
     """Say which layer and file set KEY, and what it overrode."""
-    from hermes.config.schema import GROUPS
+    from hermes.config.explain import explain_key
 
-    composed = _compose(ctx, overrides)
-    if key in GROUPS:
-        choice = composed.sources.choices[key]
-        out(f"{key} = {choice.option}")
-        out(f"  chosen by: {choice.origin}")
+    found = explain_key(_compose(ctx, overrides), key)
+    if found.group:
+        out(f"{key} = {found.value}")
+        out(f"  chosen by: {found.set_by}")
         return
-    value = _value(composed, key)
-    history = composed.sources.history(key)
-    out(f"{key} = {_dump(value).strip().removesuffix('...').strip()}")
-    if not history:
+    out(f"{key} = {_dump(found.value).strip().removesuffix('...').strip()}")
+    if found.set_by is None:
         out("  set by: schema default (no config file sets it)")
         return
-    where, _ = history[-1]
-    out(f"  set by: {where}")
-    for earlier, old in reversed(history[:-1]):
-        shown = REDACTED if is_secret_key(key) else old
-        out(f"  overrode: {shown!r} from {earlier}")
+    out(f"  set by: {found.set_by}")
+    for earlier, old in found.overrode:
+        out(f"  overrode: {old!r} from {earlier}")
 
 
 @app.command()

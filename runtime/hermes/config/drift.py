@@ -61,16 +61,17 @@ def shadows(home: Home, environ: Mapping[str, str]) -> tuple[list[Shadow], bool]
     layers = load_layers(home, environ)
     found = [Shadow(key, system, own) for own in layers
              if own.label == "profile" or own.label.startswith("extends:")
-             for key in [*own.choices, *_leaf_keys(own.body)]
+             for key in [*own.choices, *leaf_keys(own.body)]
              if (system := system_setter(layers, key)) is not None]
     return found, any(is_system(layer) for layer in layers)
 
 
-def _leaf_keys(data: Any, prefix: str = "") -> Iterator[str]:
+def leaf_keys(data: Any, prefix: str = "") -> Iterator[str]:
+    """Dotted keys of nested ``data``'s values (an empty mapping is one)."""
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, dict) and value:
-            yield from _leaf_keys(value, dotted + ".")
+            yield from leaf_keys(value, dotted + ".")
         else:
             yield dotted
 

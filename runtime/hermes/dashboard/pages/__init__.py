@@ -31,7 +31,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("memory", "Memory"),
     Section("cron", "Cron", module="cron"),
     Section("gateway", "Gateway"),
-    Section("config", "Config"),
+    Section("config", "Config", module="config"),
     Section("experiments", "Experiments"),
     Section("profiles", "Profiles", module="profiles"),
 )
