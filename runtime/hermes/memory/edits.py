@@ -56,6 +56,11 @@ class EditOutcome:
     changed: frozenset[Target]
 
 
+def refusal_line(exc: MemoryEditError) -> str:
+    """The one line the ``memory`` tool (and the dashboard) answers a refused edit with."""
+    return f"{str(exc).rstrip('.')}. Nothing was changed."
+
+
 def char_count(entries: Sequence[str]) -> int:
     """Characters the entries take in their file (delimiters included)."""
     return len(ENTRY_DELIMITER.join(entries))

@@ -161,6 +161,13 @@ class FactStore(ExternalProvider):
                 "ORDER BY bm25(facts_fts), f.id LIMIT ?", (query, limit)).fetchall()
         return [Fact(*row) for row in rows]
 
+    def latest(self, limit: int) -> list[Fact]:
+        """The ``limit`` most recently stored facts, newest first."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT id, content, tags, created_at FROM facts "
+                                "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [Fact(*row) for row in rows]
+
     def forget(self, fact_id: int) -> bool:
         """Delete fact ``fact_id``; False if there was none."""
         with self._connect() as conn:

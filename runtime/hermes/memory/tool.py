@@ -8,7 +8,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes.errors import ToolError
-from hermes.memory.edits import FILES, MemoryEditError, Operation, Target, char_count
+from hermes.memory.edits import (
+    FILES,
+    MemoryEditError,
+    Operation,
+    Target,
+    char_count,
+    refusal_line,
+)
 from hermes.memory.store import EntryStore, display_entries
 from hermes.tools.base import ToolSpec, object_schema
 from hermes.tools.results import error, ok
@@ -63,7 +70,7 @@ def run_memory_tool(store: EntryStore, args: dict[str, Any]) -> str:
         outcome = store.apply(operations)
     except MemoryEditError as exc:
         listing = _listing(store, [exc.target]) if exc.target else {}
-        return error(f"{str(exc).rstrip('.')}. Nothing was changed.", **listing)
+        return error(refusal_line(exc), **listing)
     touched = list(dict.fromkeys(op.target for op in operations))
     note = ("saved; your system prompt shows it from the next session" if outcome.changed
             else "nothing changed")
