@@ -15,6 +15,7 @@ from hermes.errors import UserError
 from hermes.home import Home
 
 if TYPE_CHECKING:
+    from hermes.gateway.dashboard import GatewayDashboard
     from hermes.gateway.runner import Gateway
 
 app = new_app("The gateway: one long-running process serving the platforms (the "
@@ -79,6 +80,19 @@ def _announce(gateway: Gateway) -> None:
     where = f" at {addresses}" if addresses else ""
     typer.echo(f"hermes gateway: serving {', '.join(serving)} (pid {os.getpid()}){where}; "
                "Ctrl-C stops", err=True)
+    if gateway.dashboard is not None:
+        _announce_dashboard(gateway.dashboard)
+
+
+def _announce_dashboard(dashboard: GatewayDashboard) -> None:
+    """The dashboard's URL with its token, said here once (never logged or in the status)."""
+    if dashboard.status.state == "failed":
+        typer.echo(f"hermes gateway: dashboard failed: {dashboard.status.detail}", err=True)
+        return
+    if dashboard.warning:
+        typer.echo(dashboard.warning, err=True)
+    typer.echo(f"hermes gateway: dashboard of the profiles of {dashboard.root}; open (the "
+               f"token is a password):\n    {dashboard.url}", err=True)
 
 
 def _stop(pids: list[int]) -> None:
@@ -125,6 +139,9 @@ def status(ctx: typer.Context,
         for name, platform in sorted(info.get("platforms", {}).items()):
             out(f"  {name}: {platform.get('state')} {platform.get('detail', '')}".rstrip()
                 + _next_attempt(platform.get("retry_at")))
+        if "dashboard" in info:
+            dashboard = info["dashboard"]
+            out(f"  dashboard: {dashboard.get('state')} {dashboard.get('detail', '')}".rstrip())
     if not any_running:
         raise typer.Exit(1)
 

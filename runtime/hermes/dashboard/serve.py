@@ -47,9 +47,7 @@ def serve(start: Start, say: Callable[[str], None], warn: Callable[[str], None],
     port = sock.getsockname()[1]
     url = tokenized_url(start, port)
     if not is_loopback(host):
-        warn(f"hermes dashboard: listening on {host}:{port}, beyond loopback — anyone who "
-             "reaches it is one token away from every profile: serve it through TLS (a "
-             "reverse proxy) or use SSH port forwarding (README: Dashboard)")
+        warn(beyond_loopback(host, port))
     settings = start.settings.model_copy(update={"port": port})  # 0: the port it got
     app = create_app(start.root, settings, environ=start.environ,
                      start_profile=start.profile)
@@ -63,6 +61,13 @@ def serve(start: Start, say: Callable[[str], None], warn: Callable[[str], None],
                             server_header=False, lifespan="on")
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it obeyed
         uvicorn.Server(config).run(sockets=[sock])
+
+
+def beyond_loopback(host: str, port: int) -> str:
+    """The warning for a dashboard listening where other machines may reach it."""
+    return (f"hermes dashboard: listening on {host}:{port}, beyond loopback — anyone who "
+            "reaches it is one token away from every profile: serve it through TLS (a "
+            "reverse proxy) or use SSH port forwarding (README: Dashboard)")
 
 
 def tokenized_url(start: Start, port: int) -> str:

@@ -29,6 +29,7 @@ from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.platform import Listeners
 from hermes.gateway.base import PlatformAdapter, PlatformState
 from hermes.gateway.cron_ticker import TICK_EVERY, CronTicker
+from hermes.gateway.dashboard import GatewayDashboard, dashboard_for
 from hermes.gateway.messaging.gate import gate_for
 from hermes.gateway.pidfile import GatewayLock, write_status
 from hermes.gateway.platforms import build_adapters
@@ -91,6 +92,8 @@ class Gateway:
         self.overrides = list(overrides)
         self.profiles: list[_Profile] = []
         self.listeners = Listeners()
+        self.dashboard: GatewayDashboard | None = None
+        """The dashboard beside the platforms (``dashboard.enabled``), once started."""
         self.started = time.time()
         self.grace = 30.0
         self._stop = asyncio.Event()
@@ -142,6 +145,7 @@ class Gateway:
                 raise UserError("no platform could start: " + "; ".join(
                     f"{p.home.name}/{n}: {s.detail}" for p in self.profiles
                     for n, s in p.failed.items()))
+            await self._start_dashboard()
             self.listeners.ready = True
             announce(self)
             warming = asyncio.create_task(asyncio.to_thread(_warm_model_layer))
@@ -151,6 +155,13 @@ class Gateway:
             await self._shutdown()  # a second signal during it stops at once
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
+
+    async def _start_dashboard(self) -> None:
+        self.dashboard = dashboard_for([
+            (p.home.name, p.home.root, p.service.runtime.settings.dashboard, p.service.runtime)
+            for p in self.profiles], self.environ)
+        if self.dashboard is not None:
+            await self.dashboard.start()
 
     def _build(self, home: Home) -> _Profile:
         from hermes.config import compose_config
@@ -241,6 +252,8 @@ class Gateway:
                 profile.service.interrupt_all()
                 profile.service.runtime.container.learning().stop_all()
             self.listeners.force_all()
+            if self.dashboard is not None:
+                self.dashboard.force()
 
     async def _shutdown(self) -> None:
         for profile in self.profiles:
@@ -250,7 +263,8 @@ class Gateway:
         timer = asyncio.get_running_loop().call_later(self.grace, self._interrupt_turns)
         try:
             await asyncio.gather(*(adapter.stop() for p in self.profiles
-                                   for adapter in p.adapters), return_exceptions=True)
+                                   for adapter in p.adapters), *self._dashboard_stop(),
+                                 return_exceptions=True)
             await asyncio.gather(*(p.router.drain() for p in self.profiles),
                                  *(p.cron.drain() for p in self.profiles))
         finally:
@@ -263,6 +277,9 @@ class Gateway:
             await asyncio.to_thread(profile.service.events.emit, "on_gateway_stop",
                                     profile=profile.home.name)
             await asyncio.to_thread(profile.stack.close)
+
+    def _dashboard_stop(self) -> list[Any]:
+        return [] if self.dashboard is None else [self.dashboard.stop()]
 
     def _interrupt_turns(self) -> None:
         for profile in self.profiles:
@@ -281,4 +298,5 @@ class Gateway:
                 "updated_at": time.time(), "profile": profile.home.name,
                 "profiles_in_process": names, "platforms": platforms,
                 "active_turns": profile.service.active_turns,  # each running turn once
-                "sessions": profile.router.session_count})
+                "sessions": profile.router.session_count,
+                **({} if self.dashboard is None else {"dashboard": vars(self.dashboard.status)})})

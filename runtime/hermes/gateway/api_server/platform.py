@@ -150,7 +150,7 @@ class Listener:
         config = uvicorn.Config(app, log_config=None, http=limited_protocol(self.connections),
                                 log_level="warning", access_log=False, lifespan="off",
                                 server_header=False, timeout_keep_alive=30)
-        self._server = _quiet_server(config)
+        self._server = quiet_server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         for _ in range(200):  # started within 10 s, or its failure is reported
             if self._server.started or self._task.done():
@@ -196,7 +196,7 @@ def _with_mounts(app: App, mounts: dict[str, App], served: dict[str, Served]) ->
     return dispatch
 
 
-def _quiet_server(config: Any) -> Any:
+def quiet_server(config: Any) -> Any:
     """A uvicorn server without its own signal handlers: the gateway owns SIGTERM/SIGINT."""
     import uvicorn
 
