@@ -20,7 +20,7 @@ import pytest
 
 from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
 from hermes.agent.compress import Compressed, continue_in_child
-from hermes.dashboard.pages.sessions import PAGE_SIZE
+from hermes.dashboard.pages.sessions import PAGE_SIZE, TRANSCRIPT_PART
 from hermes.dashboard.tokens import Tokens
 from hermes.sessions import SessionStore, Usage
 
@@ -60,6 +60,9 @@ def write_sessions(environ: dict[str, str]) -> None:
         child = continue_in_child(store, root, Compressed(
             [{"role": "user", "content": "summary: canary checked"}], "summarised", 3))
         store.add_message(child, "assistant", "continuing after the summary")
+        long = store.create_session("cli", "m", title="A long one")
+        store.add_messages(long, [{"role": "user", "content": f"line {i}"}
+                                  for i in range(TRANSCRIPT_PART + 10)])
         markup = store.create_session("cli", "m", title="<b>bold</b> title")
         store.add_message(markup, "user", f"what does {SCRIPT} do")
     with SessionStore(db_of(environ, "work")) as store:
@@ -106,7 +109,7 @@ def test_the_list_pages_with_the_cursor_and_filters_by_source(board: Dashboard) 
         rest = client.get(more[1].replace("&amp;", "&"))
         assert rest.status_code == 200 and "<html" not in rest.text  # a fragment
         everything = listed(first.text) + listed(rest.text)
-        assert len(everything) == FILLERS + 4 == len(set(everything))
+        assert len(everything) == FILLERS + 5 == len(set(everything))
         assert "sessions-more" not in rest.text  # the last page
         telegram = titles(client.get("/p/default/sessions?source=telegram").text)
         assert len(telegram) == PAGE_SIZE and all(t.startswith("filler") for t in telegram)
@@ -210,6 +213,18 @@ def test_markup_in_a_message_is_shown_as_text(board: Dashboard, page: Any) -> No
 
 
 @pytest.mark.chromium
+def test_a_long_transcript_comes_in_parts(board: Dashboard, page: Any) -> None:
+    page.goto(board.url(f"/p/default/sessions/{session_id(board, 'A long one')}"))
+    messages = page.locator("article.msg")
+    assert messages.count() == TRANSCRIPT_PART
+    page.get_by_role("link", name="Later messages").click()
+    page.wait_for_function(f"document.querySelectorAll('article.msg').length == "
+                           f"{TRANSCRIPT_PART + 10}")
+    assert messages.last.inner_text().endswith(f"line {TRANSCRIPT_PART + 9}")
+    assert page.get_by_role("link", name="Later messages").count() == 0
+
+
+@pytest.mark.chromium
 def test_next_page_appends_rows_in_place(board: Dashboard, page: Any) -> None:
     page.goto(board.url("/p/default/sessions"))
     rows = page.locator("#session-rows td.title")
@@ -228,6 +243,7 @@ def test_rename_and_delete_through_the_page(board: Dashboard, page: Any) -> None
     page.fill("#title", "Renamed in the browser")
     with page.expect_navigation():
         page.get_by_role("button", name="Rename").click()
+    page.wait_for_url(board.url(f"/p/default/sessions/{sid}"))
     assert page.locator("h1").inner_text() == "Renamed in the browser"
     confirm = page.get_by_role("button", name="Yes, delete it")
     assert not confirm.is_visible()  # asked first

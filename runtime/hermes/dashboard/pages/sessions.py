@@ -29,6 +29,8 @@ from hermes.sessions.export import cost
 router = APIRouter()
 PAGE_SIZE = 50
 SEARCH_LIMIT = 30
+TRANSCRIPT_PART = 200
+"""Messages a session's page shows at once; "Later messages" brings the next part."""
 ALL = "all"
 """The profile filter's value for every profile the session sees (root token)."""
 EXPORTS = {"jsonl": "application/x-ndjson", "md": "text/markdown"}
@@ -101,12 +103,21 @@ def more_rows(page: Annotated[Page, Depends(open_page)],
 
 @router.get("/p/{profile}/sessions/{session_id}", response_class=HTMLResponse)
 def session_page(page: Annotated[Page, Depends(open_page)], session_id: str,
-                 error: str = "") -> HTMLResponse:
+                 error: str = "", after: int = 0) -> HTMLResponse:
     with _store_or_404(page) as store, _found():
-        shown = queries.transcript(store, session_id)
+        shown = queries.transcript(store, session_id, after=after, limit=TRANSCRIPT_PART)
         tree = queries.lineage(store, shown.session.id)
     return _status(page.render("sessions/session.html", "sessions", money=cost,
-                               transcript=shown, tree=tree, error=error), error)
+                               transcript=shown, tree=tree, error=error, after=after), error)
+
+
+@router.get("/p/{profile}/sessions/{session_id}/messages", response_class=HTMLResponse)
+def later_messages(page: Annotated[Page, Depends(open_page)], session_id: str, after: int
+                   ) -> HTMLResponse:
+    """The transcript's next part and its own "Later messages" link (htmx swaps it in)."""
+    with _store_or_404(page) as store, _found():
+        shown = queries.transcript(store, session_id, after=after, limit=TRANSCRIPT_PART)
+    return page.views.render("sessions/entries.html", profile=page.profile, transcript=shown)
 
 
 @router.get("/p/{profile}/sessions/{session_id}/export")
