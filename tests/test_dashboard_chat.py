@@ -179,8 +179,7 @@ def test_an_approval_is_asked_and_answered_in_the_page(board: Dashboard, page: A
     page.click("#approval button[data-choice=once]")
     page.locator(".msg.assistant .text").filter(has_text="Removed the directory.").wait_for(
         timeout=WAIT_MS)
-    page.wait_for_function("document.getElementById('chat').dataset.state === 'idle'",
-                           timeout=WAIT_MS)
+    page.locator("#chat[data-state=idle]").wait_for(timeout=WAIT_MS)  # (no eval: CSP)
     tool = page.locator(".msg.assistant details.tool").last
     assert not target.exists()
     assert tool.locator(".tool-state").inner_text() == "done"

@@ -45,7 +45,7 @@
     }
     last.textContent += text;
     if (!chat.dataset.firstTextAt) {  // when the page first showed the answer (bench)
-      chat.dataset.firstTextAt = String(performance.timeOrigin + performance.now());
+      chat.dataset.firstTextAt = String(Date.now());
     }
   }
 
@@ -80,7 +80,10 @@
         history.replaceState(null, "", base + "/" + encodeURIComponent(e.id));
       }
     },
-    text(e) { appendText(e.text); },
+    text(e) {
+      if (!chat.dataset.firstTextServerAt) chat.dataset.firstTextServerAt = String(e.at * 1000);
+      appendText(e.text);
+    },
     tool_writing(e) { setState(toolBlock("#" + e.index, e.name), "being written…"); },
     tool_start(e) {
       const block = toolBlock(e.id, e.name);
