@@ -62,7 +62,8 @@ def write_sessions(environ: dict[str, str]) -> None:
         store.add_message(child, "assistant", "continuing after the summary")
         long = store.create_session("cli", "m", title="A long one")
         store.add_messages(long, [{"role": "user", "content": f"line {i}"}
-                                  for i in range(TRANSCRIPT_PART + 10)])
+                                  for i in range(TRANSCRIPT_PART + 9)])
+        store.add_message(long, "user", f"line {TRANSCRIPT_PART + 9}: a narwhal at last")
         markup = store.create_session("cli", "m", title="<b>bold</b> title")
         store.add_message(markup, "user", f"what does {SCRIPT} do")
     with SessionStore(db_of(environ, "work")) as store:
@@ -116,6 +117,18 @@ def test_the_list_pages_with_the_cursor_and_filters_by_source(board: Dashboard) 
         bad = client.get("/p/default/sessions?cursor=nonsense")
         assert bad.status_code == 400 and "invalid page cursor" in bad.text
         assert client.get("/p/default/sessions?since=2001-02-30").status_code == 400
+
+
+def test_a_hit_past_the_first_part_opens_the_part_holding_it(board: Dashboard) -> None:
+    with board.client() as client:
+        found = client.get("/p/default/sessions?q=narwhal").text
+        link = re.search(r'href="(/p/default/sessions/\w+\?at=(\d+))#m\d+">A long one<', found)
+        assert link, found
+        opened = client.get(link[1]).text
+        assert f'id="m{link[2]}"' in opened and "from the first one" in opened
+        assert len(re.findall(r'<article class="msg', opened)) == 1
+        start = client.get(link[1].split("?")[0]).text
+        assert f'id="m{link[2]}"' not in start and "from the first one" not in start
 
 
 def test_export_is_what_hermes_sessions_export_writes(board: Dashboard) -> None:
@@ -220,7 +233,7 @@ def test_a_long_transcript_comes_in_parts(board: Dashboard, page: Any) -> None:
     page.get_by_role("link", name="Later messages").click()
     page.wait_for_function(f"document.querySelectorAll('article.msg').length == "
                            f"{TRANSCRIPT_PART + 10}")
-    assert messages.last.inner_text().endswith(f"line {TRANSCRIPT_PART + 9}")
+    assert messages.last.inner_text().endswith("a narwhal at last")
     assert page.get_by_role("link", name="Later messages").count() == 0
 
 
@@ -254,3 +267,17 @@ def test_rename_and_delete_through_the_page(board: Dashboard, page: Any) -> None
     assert f"deleted session {sid} (1 messages)" in page.locator(".notice").inner_text()
     with SessionStore(db_of(board.environ)) as store:
         assert all(s.id != sid for s in store.list_sessions(limit=None))
+
+
+@pytest.mark.chromium
+def test_phone_width_reads_without_sideways_scrolling(board: Dashboard, page: Any) -> None:
+    page.set_viewport_size({"width": 375, "height": 740})
+    try:
+        for path in ("/p/default/sessions", "/p/default/sessions?q=canary",
+                     f"/p/default/sessions/{session_id(board, 'Release planning')}"):
+            page.goto(board.url(path))
+            overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
+            assert overflow <= 0, path
+        screenshot(page, "sessions-transcript-phone")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})

@@ -103,9 +103,15 @@ def more_rows(page: Annotated[Page, Depends(open_page)],
 
 @router.get("/p/{profile}/sessions/{session_id}", response_class=HTMLResponse)
 def session_page(page: Annotated[Page, Depends(open_page)], session_id: str,
-                 error: str = "", after: int = 0) -> HTMLResponse:
+                 error: str = "", after: int = 0, at: int = 0) -> HTMLResponse:
+    """The session's facts, lineage and transcript: its first part, or the part from
+    message ``after`` on; ``at`` (a search hit's message) past the first part starts the
+    part there."""
     with _store_or_404(page) as store, _found():
         shown = queries.transcript(store, session_id, after=after, limit=TRANSCRIPT_PART)
+        if at and shown.next_after is not None and at > shown.next_after:
+            after = at - 1
+            shown = queries.transcript(store, session_id, after=after, limit=TRANSCRIPT_PART)
         tree = queries.lineage(store, shown.session.id)
     return _status(page.render("sessions/session.html", "sessions", money=cost,
                                transcript=shown, tree=tree, error=error, after=after), error)
