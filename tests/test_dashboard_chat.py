@@ -15,6 +15,7 @@ import httpx
 import pytest
 import yaml
 
+import images
 from conftest import write_fake_provider
 from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
 from fakellm import FakeLLM, Reply, ToolCall
@@ -75,9 +76,10 @@ def events(answer: httpx.Response) -> Iterator[dict[str, Any]]:
 
 
 def turn(client: httpx.Client, csrf: str, text: str, session_id: str | None = None,
-         profile: str = "default") -> list[dict[str, Any]]:
+         profile: str = "default", images: list[str] | None = None) -> list[dict[str, Any]]:
     with client.stream("POST", f"/p/{profile}/chat/turn", headers={"x-csrf-token": csrf},
-                       json={"text": text, "session_id": session_id}) as answer:
+                       json={"text": text, "session_id": session_id,
+                             "images": images or []}) as answer:
         assert answer.status_code == 200
         assert answer.headers["content-type"].startswith("text/event-stream")
         return list(events(answer))
@@ -151,6 +153,39 @@ def test_an_unknown_slash_command_is_one_line(client: httpx.Client, csrf: str) -
     assert got[-1]["message"].startswith("/no-such-skill: no skill of that name")
 
 
+def test_a_refused_image_is_one_line_and_nothing_is_asked(client: httpx.Client, csrf: str,
+                                                        llm: FakeLLM) -> None:
+    before = len(llm.requests)
+    got = turn(client, csrf, "What is this?", images=["data:image/png;base64,AAAA"])
+    assert got[-1]["type"] == "refused" and got[-1]["message"].startswith("image 1")
+    assert "\n" not in got[-1]["message"] and len(llm.requests) == before
+    answer = client.post("/p/default/chat/turn", headers={"x-csrf-token": csrf},
+                         json={"text": "hi", "images": "not a list"})
+    assert answer.status_code == 400
+
+
+def test_one_turn_of_a_session_at_a_time(board: Dashboard, csrf: str, llm: FakeLLM) -> None:
+    target = board.root.parent / "workspace" / "busy"
+    target.mkdir()
+    llm.script.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {target}"})]))
+    with board.client() as first, board.client() as second:
+        headers = {"x-csrf-token": csrf_of(first.get("/p/default/chat").text)}
+        with first.stream("POST", "/p/default/chat/turn", headers=headers,
+                          json={"text": "remove busy", "session_id": "busy-1"}) as answer:
+            running = events(answer)
+            assert next(e for e in running if e["type"] == "approval")["command"] == \
+                f"rm -rf {target}"
+            other = turn(second, csrf_of(second.get("/p/default/chat").text), "me too",
+                         "busy-1")
+            assert other[-1] == {"type": "refused", "message": "a turn of this session is "
+                                 "running: wait for it or press Stop"}
+            assert first.post("/p/default/chat/busy-1/stop", headers=headers,
+                              json={}).json() == {"stopped": True}
+            rest = list(running)
+    assert rest[-1]["type"] == "done" and rest[-1]["exit_reason"] == "interrupted"
+    assert target.exists()
+
+
 # -- in the real Chromium ----------------------------------------------------------------
 
 
@@ -217,3 +252,24 @@ def test_a_missing_key_shows_its_one_line_in_the_page(board: Dashboard, page: An
     refused = page.locator(".msg.refused")
     refused.wait_for(timeout=WAIT_MS)
     assert refused.inner_text() == line
+
+
+@pytest.mark.chromium
+def test_an_image_attached_in_the_page_reaches_the_model(board: Dashboard, page: Any,
+                                                         llm: FakeLLM,
+                                                         tmp_path: Path) -> None:
+    picture = tmp_path / "red.png"
+    picture.write_bytes(images.png(4, 4))
+    llm.script.push(Reply(text="A small red square."))
+    page.goto(board.url("/p/default/chat"))
+    page.fill("#message", "What is in this picture?")
+    page.set_input_files("#attach", str(picture))
+    page.click("#send")
+    page.locator(".msg.assistant .text").filter(has_text="A small red square.").wait_for(
+        timeout=WAIT_MS)
+    assert "Attached: red.png" in page.locator(".msg.user").last.inner_text()
+    asked = llm.requests[-1].body["messages"][-1]["content"]
+    kinds = [part["type"] for part in asked]
+    assert kinds == ["text", "image_url"], asked
+    assert asked[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert "Session " in page.locator("#session-line").inner_text()

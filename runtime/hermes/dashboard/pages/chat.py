@@ -23,7 +23,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Stre
 
 from hermes.dashboard.page import Page, open_page
 from hermes.dashboard.pages.chat_runtimes import ChatRuntime, source_of
-from hermes.dashboard.pages.chat_turn import ChatDoor
+from hermes.dashboard.pages.chat_turn import ChatDoor, Message
 from hermes.dashboard.queries.transcript import Transcript, transcript
 from hermes.errors import ConfigError
 from hermes.sessions.errors import SessionNotFound
@@ -96,16 +96,19 @@ def _render(page: Page, runtime: ChatRuntime, shown: Transcript | None) -> HTMLR
 @router.post("/p/{profile}/chat/turn")
 async def send(page: Annotated[Page, Depends(open_page)], request: Request
                ) -> StreamingResponse:
-    """A message: ``{"text": ..., "session_id": ...}`` (none: a new session); the turn's
-    events as ``text/event-stream``."""
+    """A message: ``{"text": ..., "session_id": ..., "images": [data: URL, ...]}`` (no
+    session: a new one); the turn's events as ``text/event-stream``."""
     body = await _json(request)
-    text = body.get("text")
+    text, images = body.get("text"), body.get("images") or []
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
         raise HTTPException(400, f"text: a message of 1 to {MAX_TEXT} characters")
+    if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
+        raise HTTPException(400, "images: a list of data: URLs")
     session_id = body.get("session_id") or uuid.uuid4().hex
     _check_id(session_id)
     runtime = await runtime_of(page)
-    events = door_of(request).turn(page.profile, runtime, session_id, text.strip())
+    message = Message(text.strip(), tuple(images))
+    events = door_of(request).turn(page.profile, runtime, session_id, message)
     return StreamingResponse(events, media_type="text/event-stream",
                              headers={"cache-control": "no-store", "x-accel-buffering": "no"})
 

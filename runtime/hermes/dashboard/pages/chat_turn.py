@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes.agent.attachments import ImageRefused
+from hermes.agent.attachments import Attachment, ImageRefused, VisionLimits, from_data_url
 from hermes.agent.conversations import Busy, Conversation, Draining
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
@@ -83,29 +83,39 @@ class ChatDoor:
         return reply
 
     async def turn(self, profile: str, runtime: ChatRuntime, session_id: str,
-                   text: str) -> AsyncIterator[str]:
-        """The events of one turn of ``session_id`` (new with that id, or resumed)."""
+                   message: Message) -> AsyncIterator[str]:
+        """The events of one turn of ``session_id`` (new with that id, or resumed); one
+        turn of a session at a time (another tab's is refused)."""
         yield sse({"type": "session", "id": session_id})
-        stream = TurnStream(asyncio.get_running_loop())
+        key = (profile, session_id)
+        if key in self.live:
+            yield sse({"type": "refused", "message": "a turn of this session is running: "
+                                                     "wait for it or press Stop"})
+            return
+        stream = self.live[key] = TurnStream(asyncio.get_running_loop())
+        try:
+            async for event in self._open_and_run(runtime, session_id, stream, message):
+                yield event
+        finally:
+            self.live.pop(key, None)
+
+    async def _open_and_run(self, runtime: ChatRuntime, session_id: str, stream: TurnStream,
+                            message: Message) -> AsyncIterator[str]:
         source = source_of(session_id)
         how = Interaction(source=SOURCE, stream=True, interactive=True, events=stream.events(),
                           approve=runtime.approvals.callback(source, stream.loop))
         try:
             with runtime.service.slot():
                 conversation = await asyncio.to_thread(runtime.service.open, how, session_id)
-                self.live[(profile, session_id)] = stream
-                try:
-                    async for event in self._run(runtime, conversation, stream, text):
-                        yield event
-                finally:
-                    self.live.pop((profile, session_id), None)
+                async for event in self._run(runtime, conversation, stream, message):
+                    yield event
         except (MissingKey, Busy, Draining, UserError) as exc:
             yield sse({"type": "refused", "message": str(exc)})
 
     async def _run(self, runtime: ChatRuntime, conversation: Conversation,
-                   stream: TurnStream, text: str) -> AsyncIterator[str]:
+                   stream: TurnStream, message: Message) -> AsyncIterator[str]:
         running = asyncio.ensure_future(asyncio.to_thread(
-            _run_to_end, runtime, conversation, text))
+            _run_to_end, runtime, conversation, message))
         running.add_done_callback(lambda _: stream.put({"type": "end"}))
         try:
             while (event := await stream.queue.get())["type"] != "end":
@@ -121,11 +131,27 @@ class ChatDoor:
                        "error": outcome.error})
 
 
-def _run_to_end(runtime: ChatRuntime, conversation: Conversation, text: str
+@dataclass(frozen=True)
+class Message:
+    """What the person sent: text and the ``data:`` URLs of the images attached."""
+
+    text: str
+    images: tuple[str, ...] = ()
+
+    def attachments(self, conversation: Conversation) -> list[Attachment]:
+        """The images, checked as every front door checks them (``vision.*``)."""
+        limits: VisionLimits = conversation.vision_limits()
+        return [from_data_url(url, limits, f"image {n}")
+                for n, url in enumerate(self.images, 1)]
+
+
+def _run_to_end(runtime: ChatRuntime, conversation: Conversation, message: Message
                 ) -> TurnResult | str:
     """The turn, ``/<skill>`` expanded; a refusal's one line instead of a result."""
     service = runtime.service
+    text = message.text
     try:
+        images = message.attachments(conversation)
         if text.startswith("/") and not text.startswith("//"):
             turn = service.skill_turn(text)
             if turn is None:
@@ -133,7 +159,7 @@ def _run_to_end(runtime: ChatRuntime, conversation: Conversation, text: str
                 return (f"/{name}: no skill of that name in this profile (hermes skills "
                         "list); the page's Stop button interrupts a turn")
             text = turn.message
-        return service.run(conversation, text)
+        return service.run(conversation, text, images)
     except (ImageRefused, UserError) as exc:
         return str(exc)
     finally:

@@ -11,6 +11,7 @@
   const list = document.getElementById("transcript");
   const status = document.getElementById("status");
   const approval = document.getElementById("approval");
+  const attach = document.getElementById("attach");
   const csrf = form.querySelector('input[name="csrf_token"]').value;
   const base = "/p/" + encodeURIComponent(chat.dataset.profile) + "/chat";
   let answer = null;   // the assistant's <li> of the running turn
@@ -77,6 +78,9 @@
     session(e) {
       if (chat.dataset.session !== e.id) {
         chat.dataset.session = e.id;
+        const line = document.getElementById("session-line");
+        line.textContent = "Session ";
+        line.appendChild(document.createElement("code")).textContent = e.id;
         history.replaceState(null, "", base + "/" + encodeURIComponent(e.id));
       }
     },
@@ -134,8 +138,23 @@
     return detail ? detail.textContent : "the dashboard answered " + response.status;
   }
 
-  async function run(text) {
-    item("user", text);
+  function dataUrl(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result);
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+  }
+
+  async function run(text, files) {
+    const user = item("user", text);
+    if (files.length) {
+      const names = document.createElement("div");
+      names.className = "attached";
+      names.textContent = "Attached: " + files.map((f) => f.name).join(", ");
+      user.appendChild(names);
+    }
     answer = item("assistant");
     tools = {};
     send.disabled = true;
@@ -143,7 +162,9 @@
     status.textContent = "Working…";
     chat.dataset.state = "running";
     try {
-      const response = await post("/turn", {text: text, session_id: chat.dataset.session || null});
+      const images = await Promise.all(files.map(dataUrl));
+      const response = await post("/turn", {text: text, images: images,
+                                            session_id: chat.dataset.session || null});
       if (!response.ok) { item("refused", await refusal(response)); return; }
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
@@ -174,8 +195,10 @@
     event.preventDefault();
     const text = box.value.trim();
     if (!text || send.disabled) return;
+    const files = Array.from(attach.files);
     box.value = "";
-    run(text);
+    attach.value = "";
+    run(text, files);
   });
   box.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
