@@ -8,7 +8,7 @@ import time
 import typer
 
 from hermes.cli.app import new_app, out, state
-from hermes.gateway.messaging.pairing import CODE_TTL, PairingStore
+from hermes.gateway.messaging.pairing import CODE_TTL, PairingStore, known_platform
 
 app = new_app("Pairing: people not on a messaging platform's allowlist ask the bot in a "
               "direct message and get a code; approving it lets them talk to the agent.")
@@ -22,15 +22,10 @@ def _platform(ctx: typer.Context, store: PairingStore, platform: str) -> str:
     """``platform`` when the profile enables it or has codes for it; a typo is refused
     (exit 2) before any pairing file is touched."""
     from hermes.config import compose_config
-    from hermes.errors import UserError, did_you_mean
 
     st = state(ctx)
     enabled = compose_config(st.home(), st.environ, []).config.platforms.enabled
-    known = sorted(set(enabled) | set(store.platforms()))
-    if platform not in known:
-        raise UserError(f"no platform {platform!r} is enabled or has pairing codes"
-                        f"{did_you_mean(platform, known)} (known: {', '.join(known) or 'none'})")
-    return platform
+    return known_platform(store, enabled, platform)
 
 
 @app.command()

@@ -30,7 +30,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("skills", "Skills", module="skills"),
     Section("memory", "Memory"),
     Section("cron", "Cron", module="cron"),
-    Section("gateway", "Gateway"),
+    Section("gateway", "Gateway", module="gateway"),
     Section("config", "Config", module="config"),
     Section("experiments", "Experiments"),
     Section("profiles", "Profiles", module="profiles"),

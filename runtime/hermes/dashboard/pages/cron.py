@@ -25,6 +25,7 @@ from hermes.cron.jobs import Job
 from hermes.cron.manage import EDITABLE, Jobs, NewJob, profile_jobs
 from hermes.dashboard.page import Page, open_page
 from hermes.errors import UserError
+from hermes.hints import for_profile
 
 router = APIRouter()
 PageOf = Annotated[Page, Depends(open_page)]
@@ -111,7 +112,7 @@ def _index(page: Page, error: str | None = None, form: dict[str, str] | None = N
         jobs = _jobs(page)
         rows = [_row(jobs, job) for job in jobs.list()]
     except UserError as exc:
-        rows, error = [], error or str(exc)
+        rows, error = [], error or _said(page, exc)
     return page.render("cron/index.html", "cron", rows=rows, error=error, form=form or {},
                        base=_base(page), done=page.request.query_params.get("done", ""),
                        code=code)
@@ -128,7 +129,7 @@ async def add_job(page: PageOf) -> Response:
                                  skills=_skills(form.get("skills", "")),
                                  repeat=_count(form.get("repeat", ""))))
     except UserError as exc:
-        return _index(page, str(exc), form, 400)
+        return _index(page, _said(page, exc), form, 400)
     return _back(page, f"added job {job.id} ({job.name})")
 
 
@@ -156,7 +157,7 @@ async def edit_job(page: PageOf, ref: str) -> Response:
     try:
         changed = jobs.edit(job.id, _changes(job, form))
     except UserError as exc:
-        return _job_page(page, job.id, str(exc), form, 400)
+        return _job_page(page, job.id, _said(page, exc), form, 400)
     return _back(page, f"changed job {changed.id} ({changed.name})", changed.id)
 
 
@@ -172,7 +173,7 @@ async def act_on_job(page: PageOf, ref: str, action: str) -> Response:
             raise HTTPException(404, f"No action {action!r}: pause, resume, remove or run.")
         changed = done[action](job.id)
     except UserError as exc:
-        return _job_page(page, job.id, str(exc), code=400)
+        return _job_page(page, job.id, _said(page, exc), code=400)
     message = f"{action}d job {changed.id} ({changed.name})"
     return _back(page, message, None if action == "remove" else changed.id)
 
@@ -230,7 +231,7 @@ def _found(page: Page, ref: str) -> tuple[Jobs, Job]:
         jobs = _jobs(page)
         return jobs, jobs.get(ref)
     except UserError as exc:
-        raise HTTPException(404, str(exc)) from None
+        raise HTTPException(404, _said(page, exc)) from None
 
 
 def _runs(page: Page, job: Job) -> list[Path]:
@@ -282,3 +283,8 @@ async def _form(request: Request) -> dict[str, str]:
 def _back(page: Page, done: str, job_id: str | None = None) -> RedirectResponse:
     where = _base(page) + (f"/{quote(job_id)}" if job_id else "")
     return RedirectResponse(f"{where}?done={quote(done)}", status_code=303)
+
+
+def _said(page: Page, exc: UserError) -> str:
+    """A refusal as the CLI prints it for this profile (its hints carry ``-p NAME``)."""
+    return for_profile(str(exc), page.profile)

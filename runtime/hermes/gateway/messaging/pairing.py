@@ -21,13 +21,13 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes.errors import UserError
+from hermes.errors import UserError, did_you_mean
 from hermes.fsutil import atomic_write, private_dir
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -216,6 +216,17 @@ class PairingStore:
         data["requests"] = {u: t for u, t in data["requests"].items()
                             if now - t < REQUEST_INTERVAL}
         atomic_write(path, json.dumps(data, indent=2) + "\n", mode=0o600)
+
+
+def known_platform(store: PairingStore, enabled: Iterable[str], platform: str) -> str:
+    """``platform`` when the profile enables it (``enabled``) or ``store`` has codes for
+    it; a typo is refused before any pairing file is touched (``hermes pairing``, the
+    dashboard's Gateway page)."""
+    known = sorted(set(enabled) | set(store.platforms()))
+    if platform not in known:
+        raise UserError(f"no platform {platform!r} is enabled or has pairing codes"
+                        f"{did_you_mean(platform, known)} (known: {', '.join(known) or 'none'})")
+    return platform
 
 
 def normalise_code(code: str) -> str:
