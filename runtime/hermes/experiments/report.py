@@ -12,7 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from hermes.experiments.render import table_rows, view_of
+from hermes.experiments.render import View, table_rows, view_of
 from hermes.experiments.stats import quantile
 from hermes.experiments.store import Experiment
 from hermes.experiments.summary import ArmSummary
@@ -44,16 +44,26 @@ def render_report(experiment: Experiment) -> str:
         f"tasks × {experiment.settings.repeat}. * marks the best arm per column.</p>",
         _html_table(header, cells),
         *[f"<p>{escape(s)}</p>" for s in (view.comparison.sentences if view.comparison else [])],
-        "<h2>Pass rate per arm (95 % Wilson interval)</h2>", _pass_chart(view.summaries),
-        "<h2>Latency per run (s)</h2>",
-        _strip_chart("chart-latency", arms, rows, "latency_total", "latency"),
-        "<h2>Cost per run (USD)</h2>", _strip_chart("chart-cost", arms, rows, "cost", "cost", "$"),
-        "<h2>Pass rate per task</h2>", _task_chart(arms, [t.id for t in experiment.tasks], rows),
+        *[part for title, svg in charts(experiment, view, rows)
+          for part in (f"<h2>{escape(title)}</h2>", svg)],
         "<h2>Runs</h2>", _runs_table(rows),
     ]
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>hermes ab {escape(experiment.id)}</title><style>{CSS}</style></head>"
             f"<body>{''.join(parts)}</body></html>\n")
+
+
+def charts(experiment: Experiment, view: View, rows: Sequence[dict[str, Any]]
+           ) -> list[tuple[str, str]]:
+    """The report's charts as ``(title, inline SVG)``; every text in them escaped."""
+    arms = [s.arm for s in view.summaries]
+    return [
+        ("Pass rate per arm (95 % Wilson interval)", _pass_chart(view.summaries)),
+        ("Latency per run (s)",
+         _strip_chart("chart-latency", arms, rows, "latency_total", "latency")),
+        ("Cost per run (USD)", _strip_chart("chart-cost", arms, rows, "cost", "cost", "$")),
+        ("Pass rate per task", _task_chart(arms, [t.id for t in experiment.tasks], rows)),
+    ]
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

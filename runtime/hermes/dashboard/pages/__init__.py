@@ -32,7 +32,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("cron", "Cron", module="cron"),
     Section("gateway", "Gateway", module="gateway"),
     Section("config", "Config", module="config"),
-    Section("experiments", "Experiments"),
+    Section("experiments", "Experiments", module="experiments"),
     Section("profiles", "Profiles", module="profiles"),
 )
 
