@@ -91,3 +91,21 @@ def test_a_dashboard_that_cannot_listen_is_reported_and_the_platforms_serve(
                              "`hermes config set dashboard.port PORT`)"], gw.output()
             assert status_of(root)["dashboard"]["state"] == "failed"  # type: ignore[index]
             assert httpx.get(f"{gw.url}/health", timeout=5).status_code == 200
+
+
+def test_sigterm_stops_hermes_dashboard_as_ctrl_c_does(environ: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    """``docker stop`` and ``systemctl stop`` send SIGTERM: it stops gracefully, exit 0."""
+    out = tmp_path / "out"
+    with out.open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "hermes", "dashboard", "--port", "0",
+                                 "--no-open"], env=environ, stdout=sink,
+                                stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until(lambda: "token=" in out.read_text(), 60, "the URL")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, out.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert out.read_text().endswith("hermes dashboard: stopped\n")

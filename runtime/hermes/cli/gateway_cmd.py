@@ -15,7 +15,6 @@ from hermes.errors import UserError
 from hermes.home import Home
 
 if TYPE_CHECKING:
-    from hermes.gateway.dashboard import GatewayDashboard
     from hermes.gateway.runner import Gateway
 
 app = new_app("The gateway: one long-running process serving the platforms (the "
@@ -43,11 +42,13 @@ def run(
     """Serve the enabled platforms until SIGTERM or Ctrl-C (a second one stops at once)."""
     import asyncio
 
+    from hermes.dashboard.beside_gateway import dashboard_beside
     from hermes.gateway.runner import Gateway
 
     homes = _homes(ctx, profiles)
     extra = _configured_profiles(ctx, homes[0]) if not profiles else []
-    gateway = Gateway([*homes, *extra], state(ctx).environ, overrides or [])
+    gateway = Gateway([*homes, *extra], state(ctx).environ, overrides or [],
+                      beside=dashboard_beside)
     from hermes.cli.daemon_cmd import served_commands
     from hermes.daemon.server import serve_beside_gateway
 
@@ -80,19 +81,8 @@ def _announce(gateway: Gateway) -> None:
     where = f" at {addresses}" if addresses else ""
     typer.echo(f"hermes gateway: serving {', '.join(serving)} (pid {os.getpid()}){where}; "
                "Ctrl-C stops", err=True)
-    if gateway.dashboard is not None:
-        _announce_dashboard(gateway.dashboard)
-
-
-def _announce_dashboard(dashboard: GatewayDashboard) -> None:
-    """The dashboard's URL with its token, said here once (never logged or in the status)."""
-    if dashboard.status.state == "failed":
-        typer.echo(f"hermes gateway: dashboard failed: {dashboard.status.detail}", err=True)
-        return
-    if dashboard.warning:
-        typer.echo(dashboard.warning, err=True)
-    typer.echo(f"hermes gateway: dashboard of the profiles of {dashboard.root}; open (the "
-               f"token is a password):\n    {dashboard.url}", err=True)
+    for line in gateway.dashboard.announcement() if gateway.dashboard else []:
+        typer.echo(line, err=True)
 
 
 def _stop(pids: list[int]) -> None:

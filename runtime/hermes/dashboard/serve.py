@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +61,16 @@ def serve(start: Start, say: Callable[[str], None], warn: Callable[[str], None],
         webbrowser.open(url)
     config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
                             server_header=False, lifespan="on")
+    _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it obeyed
         uvicorn.Server(config).run(sockets=[sock])
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (``docker stop``, ``systemctl stop``) stops it as Ctrl-C does, exit 0:
+    uvicorn shuts down gracefully, then re-raises the signal it obeyed, which lands here."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 def beyond_loopback(host: str, port: int) -> str:

@@ -23,13 +23,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from hermes.errors import ConfigError, UserError
 from hermes.gateway.api_server.platform import Listeners
 from hermes.gateway.base import PlatformAdapter, PlatformState
 from hermes.gateway.cron_ticker import TICK_EVERY, CronTicker
-from hermes.gateway.dashboard import GatewayDashboard, dashboard_for
 from hermes.gateway.messaging.gate import gate_for
 from hermes.gateway.pidfile import GatewayLock, write_status
 from hermes.gateway.platforms import build_adapters
@@ -72,6 +71,29 @@ def _require_key(home: Home, composed: Any) -> None:
                          f"{for_profile(problem, home.name, always=True)}")
 
 
+class Beside(Protocol):
+    """A server started once the platforms are and stopped with them: the dashboard
+    (``hermes.dashboard.beside_gateway``), which the CLI hands in."""
+
+    status: PlatformState
+
+    async def start(self) -> None:
+        """Serve; on failure ``status`` says why (nothing raised)."""
+
+    async def stop(self) -> None: ...
+
+    def force(self) -> None:
+        """A second signal: close its connections now."""
+
+    def announcement(self) -> list[str]:
+        """The lines said once at start."""
+
+
+Besides = Callable[[Sequence[tuple[Home, Any]], Mapping[str, str]], Beside | None]
+"""Given the served profiles' homes and open runtimes and the environment, the server
+to start beside them, if their config asks for one."""
+
+
 class _Profile:
     def __init__(self, home: Home, service: ProfileService, runtime_stack: Any):
         self.home = home
@@ -86,13 +108,14 @@ class _Profile:
 
 class Gateway:
     def __init__(self, homes: Sequence[Home], environ: Mapping[str, str],
-                 overrides: Sequence[str] = ()):
+                 overrides: Sequence[str] = (), beside: Besides | None = None):
         self.homes = list(homes)
         self.environ = dict(environ)
         self.overrides = list(overrides)
         self.profiles: list[_Profile] = []
         self.listeners = Listeners()
-        self.dashboard: GatewayDashboard | None = None
+        self.beside = beside
+        self.dashboard: Beside | None = None
         """The dashboard beside the platforms (``dashboard.enabled``), once started."""
         self.started = time.time()
         self.grace = 30.0
@@ -157,9 +180,10 @@ class Gateway:
                 loop.remove_signal_handler(signum)
 
     async def _start_dashboard(self) -> None:
-        self.dashboard = dashboard_for([
-            (p.home.name, p.home.root, p.service.runtime.settings.dashboard, p.service.runtime)
-            for p in self.profiles], self.environ)
+        if self.beside is None:
+            return
+        self.dashboard = self.beside([(p.home, p.service.runtime) for p in self.profiles],
+                                     self.environ)
         if self.dashboard is not None:
             await self.dashboard.start()
 

@@ -1,6 +1,8 @@
 """The dashboard beside the platforms: ``dashboard.enabled`` in a served profile's config
-makes ``hermes gateway run`` serve ``hermes.dashboard`` on its own listener
-(``dashboard.host``/``dashboard.port``), in the gateway's process and event loop.
+makes ``hermes gateway run`` serve the dashboard on its own listener
+(``dashboard.host``/``dashboard.port``), in the gateway's process and event loop. The CLI
+hands ``dashboard_beside`` to the ``Gateway`` (the gateway never imports the dashboard,
+which builds on its services).
 
 It is started once every platform has, stopped with them (the gateway owns the
 signals), and shown in ``gateway.json`` (``hermes gateway status``) without its token.
@@ -12,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes.config.dashboard_schema import DashboardConfig
 from hermes.errors import UserError
 from hermes.gateway.base import PlatformState
+from hermes.home import Home
 from hermes.http_names import is_loopback
 
 START_WAIT = 10.0
@@ -99,14 +102,26 @@ class GatewayDashboard:
         if self._server is not None:
             self._server.force_exit = True
 
+    def announcement(self) -> list[str]:
+        """What the gateway says once at start: the URL with the root's token (never
+        logged or in the status), or why it failed."""
+        if self.status.state == "failed":
+            return [f"hermes gateway: dashboard failed: {self.status.detail}"]
+        return [*filter(None, [self.warning]),
+                f"hermes gateway: dashboard of the profiles of {self.root}; open (the token "
+                f"is a password):\n    {self.url}"]
 
-def dashboard_for(profiles: list[tuple[str, Path, DashboardConfig, Any]],
-                  environ: Mapping[str, str]) -> GatewayDashboard | None:
-    """The dashboard of the first served profile (``(name, root, settings, runtime)``)
-    whose config enables it, sharing every served profile's runtime; None if none does."""
-    enabled = [entry for entry in profiles if entry[2].enabled]
+
+def dashboard_beside(profiles: Sequence[tuple[Home, Any]], environ: Mapping[str, str]
+                     ) -> GatewayDashboard | None:
+    """The dashboard of the first served profile (``(home, runtime)``) whose config
+    enables it, sharing the runtimes of the served profiles of its root; None if none
+    does."""
+    enabled = [(home, runtime) for home, runtime in profiles
+               if runtime.settings.dashboard.enabled]
     if not enabled:
         return None
-    name, root, settings, _ = enabled[0]
-    runtimes = {entry[0]: entry[3] for entry in profiles if entry[1] == root}
-    return GatewayDashboard(root, settings, environ, name, runtimes)
+    home, runtime = enabled[0]
+    runtimes = {other.name: opened for other, opened in profiles if other.root == home.root}
+    return GatewayDashboard(home.root, runtime.settings.dashboard, environ, home.name,
+                            runtimes)
