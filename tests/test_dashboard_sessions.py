@@ -73,7 +73,7 @@ def write_sessions(environ: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    with dashboard_for(tmp_path_factory.mktemp("sessions"), profiles=("work",),
+    with dashboard_for(tmp_path_factory.mktemp("sessions"), profiles=("work", "empty"),
                        prepare=write_sessions) as running:
         yield running
 
@@ -129,6 +129,19 @@ def test_a_hit_past_the_first_part_opens_the_part_holding_it(board: Dashboard) -
         assert len(re.findall(r'<article class="msg', opened)) == 1
         start = client.get(link[1].split("?")[0]).text
         assert f'id="m{link[2]}"' not in start and "from the first one" not in start
+
+
+def test_a_profile_without_a_database_has_no_sessions_and_gets_none_made(board: Dashboard
+                                                                          ) -> None:
+    with board.client() as client:
+        listing = client.get("/p/empty/sessions")
+        assert listing.status_code == 200 and "No sessions yet." in listing.text
+        assert "0 conversations" in client.get("/p/empty/sessions?q=canary").text
+        assert client.get("/p/empty/sessions/abc").status_code == 404
+        csrf = csrf_of(listing.text)
+        assert client.post("/p/empty/sessions/abc/delete",
+                           data={"csrf_token": csrf}).status_code == 404
+    assert not db_of(board.environ, "empty").exists()
 
 
 def test_export_is_what_hermes_sessions_export_writes(board: Dashboard) -> None:
