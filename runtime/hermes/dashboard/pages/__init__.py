@@ -28,11 +28,11 @@ SECTIONS: tuple[Section, ...] = (
     Section("chat", "Chat", module="chat"),
     Section("sessions", "Sessions", module="sessions"),
     Section("skills", "Skills", module="skills"),
-    Section("memory", "Memory"),
+    Section("memory", "Memory", module="memory"),
     Section("cron", "Cron", module="cron"),
-    Section("gateway", "Gateway", module="gateway"),
+    Section("gateway", "Gateway"),
     Section("config", "Config", module="config"),
-    Section("experiments", "Experiments", module="experiments"),
+    Section("experiments", "Experiments"),
     Section("profiles", "Profiles", module="profiles"),
 )
 
