@@ -30,9 +30,9 @@ SECTIONS: tuple[Section, ...] = (
     Section("skills", "Skills", module="skills"),
     Section("memory", "Memory", module="memory"),
     Section("cron", "Cron", module="cron"),
-    Section("gateway", "Gateway"),
+    Section("gateway", "Gateway", module="gateway"),
     Section("config", "Config", module="config"),
-    Section("experiments", "Experiments"),
+    Section("experiments", "Experiments", module="experiments"),
     Section("profiles", "Profiles", module="profiles"),
 )
 
