@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dashboard_support import Dashboard, csrf_of, dashboard_for, environ_for, start_dashboard
+from hermes.dashboard.pages import SECTIONS
 from hermes.fsutil import file_mode
 from hermes.sessions.store import SessionStore
 
@@ -67,7 +68,8 @@ def test_the_token_opens_a_session_cookie_and_leaves_the_url(board: Dashboard) -
         assert re.search(r"<dt>Sessions</dt><dd>2</dd>", work_card), work_card
         assert re.search(r"<dt>Sessions</dt><dd>0</dd>", default_card), default_card
         assert not (board.root / "state.db").exists()  # read, never made
-        assert "not yet" in page.text and "content-security-policy" in page.headers
+        assert all(f'href="/p/default/{s.name}"' in page.text for s in SECTIONS)  # the nav
+        assert "content-security-policy" in page.headers
         assert client.get("/").headers["location"] == "/p/default/profiles"
         assert client.get("/switch?to=work&section=profiles").headers["location"] == \
             "/p/work/profiles"
