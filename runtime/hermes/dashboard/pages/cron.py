@@ -87,10 +87,12 @@ class JobRow:
     schedule: str
     next_run: str
     last_run: str
+    created: str
 
 
 def _row(jobs: Jobs, job: Job) -> JobRow:
-    return JobRow(job, jobs.describe(job), jobs.when(job.next_run), jobs.when(job.last_run))
+    return JobRow(job, jobs.describe(job), jobs.when(job.next_run), jobs.when(job.last_run),
+                  jobs.when(job.created_at or None))
 
 
 def _jobs(page: Page) -> Jobs:
@@ -187,10 +189,12 @@ def _run(page: Page, jobs: Jobs, job: Job) -> Response:
 
 @router.get("/p/{profile}/cron/{ref}/status", response_class=HTMLResponse)
 def run_status(page: PageOf, ref: str) -> HTMLResponse:
-    """The job's run status (an htmx fragment that polls itself while a run goes on)."""
+    """The job's latest run and its runs (an htmx fragment that polls itself while a run
+    goes on)."""
     jobs, job = _found(page, ref)
-    return page.views.render("cron/status.html", status=_status(page, jobs, job),
-                             row=_row(jobs, job), base=_base(page))
+    status = _status(page, jobs, job)
+    return page.views.render("cron/status.html", status=status, row=_row(jobs, job),
+                             runs=_runs(page, job), base=_base(page))
 
 
 @router.get("/p/{profile}/cron/{ref}/runs/{name}", response_class=HTMLResponse)
