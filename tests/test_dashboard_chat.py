@@ -147,10 +147,27 @@ def test_a_profile_without_its_key_is_refused_in_one_line(client: httpx.Client, 
     assert "\n" not in got[1]["message"] and len(llm.requests) == before
 
 
-def test_an_unknown_slash_command_is_one_line(client: httpx.Client, csrf: str) -> None:
+def test_slash_commands_are_the_gateway_s_of_the_one_table(client: httpx.Client, csrf: str,
+                                                          llm: FakeLLM) -> None:
     got = turn(client, csrf, "/no-such-skill please")
-    assert got[-1]["type"] == "refused"
-    assert got[-1]["message"].startswith("/no-such-skill: no skill of that name")
+    assert got[-1] == {"type": "refused",
+                       "message": "unknown command /no-such-skill; /help lists them"}
+    [session, listed] = turn(client, csrf, "/help", "cmd-1")
+    assert session == {"type": "session", "id": "cmd-1", "unsaved": True}
+    assert {line.split(" — ")[0] for line in listed["text"].splitlines()} == {
+        "/new or /reset", "/model [NAME]", "/usage", "/stop", "/approve [session|always]",
+        "/deny", "/help", "/<skill> [request]"}
+    assert turn(client, csrf, "/usage", "cmd-1")[-1]["text"] == "no conversation yet"
+    assert turn(client, csrf, "/stop", "cmd-1")[-1]["text"] == "nothing is running"
+    assert turn(client, csrf, "/deny", "cmd-1")[-1]["text"] == \
+        "nothing is waiting for approval here"
+    assert turn(client, csrf, "/model gpt-4o-mini", "cmd-1")[-1]["text"].startswith(
+        "model for this conversation: gpt-4o-mini")
+    llm.script.push(Reply(text="Answered by the mini."))
+    assert turn(client, csrf, "hello", "cmd-1")[-1]["exit_reason"] == "completed"
+    assert llm.requests[-1].body["model"] == "gpt-4o-mini"  # the session's first turn
+    assert turn(client, csrf, "/usage", "cmd-1")[-1]["text"].startswith("tokens: 10 in, 5 out")
+    assert turn(client, csrf, "/new", "cmd-1")[-1] == {"type": "new"}
 
 
 def test_a_refused_image_is_one_line_and_nothing_is_asked(client: httpx.Client, csrf: str,

@@ -149,6 +149,13 @@ class Bound(Generic[H]):
         return iter(self._by_name)
 
 
+def usage_line(session: Any) -> str:
+    """``/usage`` of every front door: a session's tokens and cost (a stored ``Session``)."""
+    cost = "unknown" if session.cost_usd is None else f"${session.cost_usd:.4f}"
+    return (f"tokens: {session.input_tokens} in, {session.output_tokens} out, "
+            f"{session.cache_read_tokens} cached; cost {cost}")
+
+
 def bind(door: Door, handlers: Mapping[str, H]) -> Bound[H]:
     """``handlers`` (one per built-in command of ``door``, by name) bound to the table."""
     return Bound(door, handlers)

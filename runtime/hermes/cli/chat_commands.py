@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes.agent.attachments import ImageRefused, from_path
-from hermes.agent.commands import Bound, bind, builtin, help_rows, parse, route
+from hermes.agent.commands import (
+    Bound,
+    bind,
+    builtin,
+    help_rows,
+    parse,
+    route,
+    usage_line,
+)
 from hermes.agent.conversations import Conversation, Conversations, model_name_problem
 from hermes.agent.factory import AgentFactory, Interaction
 from hermes.agent.loop import Agent
@@ -159,10 +167,7 @@ def _tools(call: _Call) -> Outcome:
 
 
 def _usage(call: _Call) -> Outcome:
-    session = call.agent.store.get_session(call.agent.session_id)
-    cost = "unknown" if session.cost_usd is None else f"${session.cost_usd:.4f}"
-    _say(f"tokens: {session.input_tokens} in, {session.output_tokens} out, "
-         f"{session.cache_read_tokens} cached; cost {cost}")
+    _say(usage_line(call.agent.store.get_session(call.agent.session_id)))
     return call.conversation, None
 
 

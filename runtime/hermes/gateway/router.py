@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes.agent.attachments import Attachment, ImageRefused, VisionLimits
-from hermes.agent.commands import Bound, bind, help_rows, parse, route
+from hermes.agent.commands import Bound, bind, help_rows, parse, route, usage_line
 from hermes.agent.conversations import Conversation
 from hermes.agent.factory import Interaction
 from hermes.events import HookFailed
@@ -226,10 +226,7 @@ class SessionRouter:
         session_id = self._sessions.get(source.session_key)
         if session_id is None:
             return "no conversation yet"
-        session = self.service.factory.deps.sessions.get_session(session_id)
-        cost = "unknown" if session.cost_usd is None else f"${session.cost_usd:.4f}"
-        return (f"tokens: {session.input_tokens} in, {session.output_tokens} out, "
-                f"{session.cache_read_tokens} cached; cost {cost}")
+        return usage_line(self.service.factory.deps.sessions.get_session(session_id))
 
     async def _typing(self, source: MessageSource) -> None:
         adapter = self.adapters.get(source.platform)

@@ -16,17 +16,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from hermes.agent.attachments import Attachment, ImageRefused, VisionLimits, from_data_url
+from hermes.agent.commands import parse
 from hermes.agent.conversations import Busy, Conversation, Draining
 from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
-from hermes.agent.loop import AgentEvents, TurnResult
+from hermes.agent.loop import AgentEvents
 from hermes.agent.prechecks import MissingKey
 from hermes.chats import MessageSource
+from hermes.dashboard.pages.chat_commands import NEW, builtin_reply, is_plugin_command
 from hermes.dashboard.pages.chat_runtimes import SOURCE, ChatRuntime, ChatRuntimes, source_of
 from hermes.errors import UserError
 from hermes.models.types import StreamCallbacks, ToolCall
@@ -84,8 +87,14 @@ class ChatDoor:
 
     async def turn(self, profile: str, runtime: ChatRuntime, session_id: str,
                    message: Message) -> AsyncIterator[str]:
-        """The events of one turn of ``session_id`` (new with that id, or resumed); one
-        turn of a session at a time (another tab's is refused)."""
+        """The events of one message to ``session_id`` (new with that id, or resumed): a
+        built-in command's reply, else a turn (a plugin's command, a skill, the model);
+        one turn of a session at a time (another tab's is refused)."""
+        reply = await asyncio.to_thread(builtin_reply, runtime, session_id, message.text)
+        if reply is not None:  # the session stays as it was (maybe still unsaved)
+            yield sse({"type": "session", "id": session_id, "unsaved": True})
+            yield sse({"type": "new"} if reply == NEW else {"type": "notice", "text": reply})
+            return
         yield sse({"type": "session", "id": session_id})
         key = (profile, session_id)
         if key in self.live:
@@ -104,31 +113,43 @@ class ChatDoor:
         source = source_of(session_id)
         how = Interaction(source=SOURCE, stream=True, interactive=True, events=stream.events(),
                           approve=runtime.approvals.callback(source, stream.loop))
+        service = runtime.service
+        work: Callable[[], Event]
+        interrupt: Callable[[], object]
         try:
-            with runtime.service.slot():
-                conversation = await asyncio.to_thread(runtime.service.open, how, session_id)
-                async for event in self._run(runtime, conversation, stream, message):
+            with service.slot():
+                if is_plugin_command(runtime, message.text):
+                    name, argument = parse(message.text)
+                    work = partial(_plugin_reply, runtime, name, argument, how, session_id)
+                    interrupt = partial(service.conversations.interrupt_session, session_id)
+                else:
+                    conversation = await asyncio.to_thread(service.open, how, session_id)
+                    work = partial(_run_to_end, runtime, conversation, message)
+                    interrupt = conversation.interrupt
+                async for event in _drain(stream, work, interrupt):
                     yield event
         except (MissingKey, Busy, Draining, UserError) as exc:
             yield sse({"type": "refused", "message": str(exc)})
 
-    async def _run(self, runtime: ChatRuntime, conversation: Conversation,
-                   stream: TurnStream, message: Message) -> AsyncIterator[str]:
-        running = asyncio.ensure_future(asyncio.to_thread(
-            _run_to_end, runtime, conversation, message))
-        running.add_done_callback(lambda _: stream.put({"type": "end"}))
-        try:
-            while (event := await stream.queue.get())["type"] != "end":
-                yield sse(event)
-        except asyncio.CancelledError:  # the page went away: stop the turn (then ended)
-            conversation.interrupt()
-            raise
-        outcome = running.result()
-        if isinstance(outcome, str):
-            yield sse({"type": "refused", "message": outcome})
-        else:
-            yield sse({"type": "done", "exit_reason": outcome.exit_reason,
-                       "error": outcome.error})
+
+async def _drain(stream: TurnStream, work: Callable[[], Event],
+                 interrupt: Callable[[], object]) -> AsyncIterator[str]:
+    """``work`` run in a worker thread, its events sent as they come, then its last."""
+    running = asyncio.ensure_future(asyncio.to_thread(work))
+    running.add_done_callback(lambda _: stream.put({"type": "end"}))
+    try:
+        while (event := await stream.queue.get())["type"] != "end":
+            yield sse(event)
+    except asyncio.CancelledError:  # the page went away: stop the turn (then ended)
+        interrupt()
+        raise
+    yield sse(running.result())
+
+
+def _plugin_reply(runtime: ChatRuntime, name: str, argument: str, how: Interaction,
+                  session_id: str) -> Event:
+    reply = runtime.service.run_plugin_command(name, argument, how, session_id)
+    return {"type": "notice", "text": reply}
 
 
 @dataclass(frozen=True)
@@ -146,8 +167,8 @@ class Message:
 
 
 def _run_to_end(runtime: ChatRuntime, conversation: Conversation, message: Message
-                ) -> TurnResult | str:
-    """The turn, ``/<skill>`` expanded; a refusal's one line instead of a result."""
+                ) -> Event:
+    """The turn, ``/<skill>`` expanded: its ``done`` event, or a refusal's one line."""
     service = runtime.service
     text = message.text
     try:
@@ -155,15 +176,18 @@ def _run_to_end(runtime: ChatRuntime, conversation: Conversation, message: Messa
         if text.startswith("/") and not text.startswith("//"):
             turn = service.skill_turn(text)
             if turn is None:
-                name = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
-                return (f"/{name}: no skill of that name in this profile (hermes skills "
-                        "list); the page's Stop button interrupts a turn")
+                return refused(f"unknown command /{parse(text)[0]}; /help lists them")
             text = turn.message
-        return service.run(conversation, text, images)
+        result = service.run(conversation, text, images)
     except (ImageRefused, UserError) as exc:
-        return str(exc)
+        return refused(str(exc))
     finally:
         conversation.end()
+    return {"type": "done", "exit_reason": result.exit_reason, "error": result.error}
+
+
+def refused(line: str) -> Event:
+    return {"type": "refused", "message": line}
 
 
 def tool_started(call: ToolCall) -> Event:

@@ -76,8 +76,11 @@
 
   const handlers = {
     session(e) {
-      if (chat.dataset.session !== e.id) {
+      if (e.unsaved) {  // a command's reply: the session's id kept for its first turn
         chat.dataset.session = e.id;
+      } else if (chat.dataset.session !== e.id || chat.dataset.saved !== "yes") {
+        chat.dataset.session = e.id;
+        chat.dataset.saved = "yes";
         const line = document.getElementById("session-line");
         line.textContent = "Session ";
         line.appendChild(document.createElement("code")).textContent = e.id;
@@ -113,6 +116,7 @@
       approval.querySelector("button").focus();
     },
     notice(e) { approval.hidden = true; item("notice", e.text); },
+    new() { window.location.assign(base); },
     refused(e) { item("refused", e.message); },
     done(e) {
       approval.hidden = true;
