@@ -171,3 +171,26 @@ def test_a_profiles_token_cannot_touch_another_profiles_jobs(board: Dashboard) -
     with board.client() as client:  # the root token: each profile's own jobs only
         assert "work-report" not in client.get("/p/default/cron").text
         assert default_job["name"] not in client.get("/p/work/cron").text
+
+
+def test_a_run_whose_process_died_is_not_shown_running(board: Dashboard) -> None:
+    """A run left ``running`` by a process that died: the page does not poll for ever."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with board.client() as client:
+        html = client.get("/p/default/cron").text
+        client.post("/p/default/cron", data={"csrf_token": csrf_of(html),
+                                             "schedule": "every 5h", "prompt": "Abandoned"})
+        path = board.root / "cron" / "jobs.json"
+        data = json.loads(path.read_text())
+        for job in data["jobs"]:
+            if job["name"] == "Abandoned":
+                job |= {"running_pid": dead.pid, "last_status": "running"}
+        path.write_text(json.dumps(data))
+        job = job_named(board, "Abandoned")
+        status = client.get(f"/p/default/cron/{job['id']}/status").text
+        assert "hx-trigger" not in status and "Running" not in status, status
+        live = dict(job, running_pid=board.process.pid)  # a live process's run polls
+        path.write_text(json.dumps({"jobs": [live]}))
+        assert "hx-trigger" in client.get(f"/p/default/cron/{job['id']}/status").text
+        path.write_text(json.dumps(data))

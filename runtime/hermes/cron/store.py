@@ -136,6 +136,11 @@ class JobStore:
             self._save(jobs)
         return job
 
+    def running(self, job: Job) -> bool:
+        """Whether a run of ``job`` is under way: its process is alive (one that died
+        mid-run left ``running`` behind, failed by the next claim)."""
+        return job.running_pid is not None and _alive(job.running_pid)
+
     def finish(self, job_id: str, status: RunStatus, error: str | None,
                output: str | None) -> None:
         """Record how a claimed run ended (a job removed meanwhile is left removed)."""

@@ -221,7 +221,7 @@ class RunStatus:
 
 def _status(page: Page, jobs: Jobs, job: Job) -> RunStatus:
     started, refused = runner(page.request).state(page.profile, job.id)
-    running = started or job.last_status == "running"
+    running = started or jobs.store.running(job)
     output = None
     if not running and job.last_output:
         path = page.home.path / job.last_output
