@@ -171,3 +171,23 @@ def test_a_profiles_token_cannot_change_another_profiles_config(board: Dashboard
     assert config_file(board).read_bytes() == before
     assert yaml.safe_load(config_file(board, "work").read_text())["agent"] == {
         "max_iterations": 5}
+
+
+def test_unset_falls_back_to_the_lower_layer(board: Dashboard) -> None:
+    with board.client() as client:
+        csrf = csrf_of(client.get("/p/default/config").text)
+        assert client.post("/p/default/config", data={
+            "csrf_token": csrf, "key": "memory.recall_limit", "value": "9"}).status_code == 303
+        row = row_of(client.get("/p/default/config").text, "memory.recall_limit")
+        assert "<code>9</code>" in row and "/unset" in row
+        unset = client.post("/p/default/config/unset",
+                            data={"csrf_token": csrf, "key": "memory.recall_limit"})
+        assert unset.status_code == 303, unset.text
+        row = row_of(html.unescape(client.get(unset.headers["location"]).text),
+                     "memory.recall_limit")
+        assert "<code>5</code>" in row and "/unset" not in row and ">profile<" not in row
+        again = client.post("/p/default/config/unset",
+                            data={"csrf_token": csrf, "key": "memory.recall_limit"})
+        assert again.status_code == 400
+        assert "not set in this profile" in html.unescape(again.text)
+    assert "recall_limit" not in config_file(board).read_text()

@@ -85,8 +85,26 @@ async def set_key(page: PageOf) -> Response:
         refill = {"key": key, "value": "" if _is_secret(key) else value}
         return _index(page, _hide(str(exc), value if _is_secret(key) else ""), refill, 400)
     shown = REDACTED if edit.where.endswith(".env") or _is_secret(key) else value
-    done = "\n".join([f"{key} = {shown}  ({edit.where})", *edit.notes])
-    return RedirectResponse(f"{_base(page)}?done={quote(done)}#{quote(_anchor(key))}",
+    return _done(page, key, [f"{key} = {shown}  ({edit.where})", *edit.notes])
+
+
+@router.post("/p/{profile}/config/unset", response_class=HTMLResponse)
+async def unset_key(page: PageOf) -> Response:
+    """``hermes config unset KEY``: the profile's value goes, a lower layer's shows."""
+    from hermes.config.edit import unset_value
+
+    key = str((await page.request.form()).get("key", "")).strip()
+    try:
+        edit = unset_value(page.home, key, _environ(page))
+    except UserError as exc:
+        return _index(page, str(exc), code=400)
+    return _done(page, key, [f"unset {key}  ({edit.where})", *edit.notes])
+
+
+def _done(page: Page, key: str, lines: list[str]) -> RedirectResponse:
+    """Back to the page at ``key``'s row, saying what was done."""
+    done = quote("\n".join(lines))
+    return RedirectResponse(f"{_base(page)}?done={done}#{quote(_anchor(key))}",
                             status_code=303)
 
 
