@@ -135,6 +135,22 @@ def test_pause_resume_edit_and_remove_in_the_page(board: Dashboard, page: Any) -
     assert page.locator(f"#job-{job['id']}").count() == 0
 
 
+@pytest.mark.chromium
+def test_the_cron_pages_read_at_phone_width(board: Dashboard, page: Any) -> None:
+    page.set_viewport_size({"width": 375, "height": 740})
+    try:
+        add_in_page(page, board, "every 4h", "A prompt long enough to wrap on a phone, " * 3,
+                    "phone")
+        job = job_named(board, "phone")
+        for path, name in (("/p/default/cron", "cron-phone"),
+                           (f"/p/default/cron/{job['id']}", "cron-job-phone")):
+            page.goto(board.url(path))
+            assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0
+            screenshot(page, name)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
+
+
 def test_a_post_without_the_anti_csrf_token_is_refused(board: Dashboard) -> None:
     with board.client() as client:
         html = client.get("/p/default/cron").text

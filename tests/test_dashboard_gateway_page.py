@@ -63,18 +63,21 @@ def test_failed_and_reconnecting_platforms_are_shown_with_their_reasons(board: D
         failed = client.get("/p/open/gateway").text
         serving = client.get("/p/fine/gateway").text
         idle = client.get("/p/default/gateway").text
-    row = failed[failed.index('id="platform-api_server"'):]
-    row = row[:row.index("</tr>")]
-    assert "failed" in row and "API_SERVER_KEY" in row, row
-    assert 'id="platform-api_server"><td>api_server</td><td class="gw-running">serving' \
-        in serving
+    failure = row_of(failed, "api_server")
+    assert "failed" in failure and "API_SERVER_KEY" in failure, failure
+    assert '"State" class="gw-running">serving<' in row_of(serving, "api_server")
     assert "0 turn(s) running" in serving
-    reconnecting = serving[serving.index('id="platform-telegram"'):]
-    reconnecting = reconnecting[:reconnecting.index("</tr>")]
+    reconnecting = row_of(serving, "telegram")
     assert "reconnecting" in reconnecting and "next attempt in" in reconnecting, reconnecting
     problems = serving[serving.index('id="problems"'):]
     assert "warning: platform unreachable at start; retrying with backoff" in problems
     assert "not running" in idle and "hermes -p default gateway run" in idle
+
+
+def row_of(html: str, platform: str) -> str:
+    """The platforms table's row of ``platform``."""
+    row = html[html.index(f'id="platform-{platform}"'):]
+    return row[:row.index("</tr>")]
 
 
 @pytest.mark.chromium
@@ -103,6 +106,17 @@ def test_a_pairing_request_approved_and_revoked_in_the_page(board: Dashboard,
     assert "revoked telegram user 4242" in page.inner_text(".gw-done")
     assert not store.is_paired("telegram", "4242")
     assert page.locator("#paired").count() == 0
+
+
+@pytest.mark.chromium
+def test_the_gateway_page_reads_at_phone_width(board: Dashboard, page: Any) -> None:
+    page.set_viewport_size({"width": 375, "height": 740})
+    try:
+        page.goto(board.url("/p/fine/gateway"))
+        assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0
+        screenshot(page, "gateway-phone")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def test_pairing_posts_need_the_token_and_stay_in_their_profile(board: Dashboard) -> None:
