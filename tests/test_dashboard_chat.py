@@ -7,6 +7,7 @@ one line, and every POST needing the anti-CSRF token."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,13 @@ import images
 from conftest import write_fake_provider
 from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
 from fakellm import FakeLLM, Reply, ToolCall
+from plugin_support import write_plugin
 
 WAIT_MS = 20_000
+HELLO = """\
+def register(ctx):
+    ctx.register_command("hello", lambda arg: "hi " + arg, description="Say hi")
+"""
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +45,12 @@ def board(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[Da
         workspace.mkdir()
         config = yaml.safe_load((root / "config.yaml").read_text())
         config["environment"] = {"cwd": str(workspace)}
+        config["plugins"] = {"enabled": ["greeter"]}
+        write_plugin(root, "greeter", HELLO)
+        skill = root / "skills" / "tidy"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy a thing up\n---"
+                                        "\n\nFold everything twice.\n")
         (root / "config.yaml").write_text(yaml.safe_dump(config))
         write_fake_provider(root / "profiles" / "nokey", llm.openai_base_url)
         (root / "profiles" / "nokey" / ".env").write_text("")
@@ -156,7 +168,7 @@ def test_slash_commands_are_the_gateway_s_of_the_one_table(client: httpx.Client,
     assert session == {"type": "session", "id": "cmd-1", "unsaved": True}
     assert {line.split(" — ")[0] for line in listed["text"].splitlines()} == {
         "/new or /reset", "/model [NAME]", "/usage", "/stop", "/approve [session|always]",
-        "/deny", "/help", "/<skill> [request]"}
+        "/deny", "/help", "/hello", "/<skill> [request]"}
     assert turn(client, csrf, "/usage", "cmd-1")[-1]["text"] == "no conversation yet"
     assert turn(client, csrf, "/stop", "cmd-1")[-1]["text"] == "nothing is running"
     assert turn(client, csrf, "/deny", "cmd-1")[-1]["text"] == \
@@ -168,6 +180,37 @@ def test_slash_commands_are_the_gateway_s_of_the_one_table(client: httpx.Client,
     assert llm.requests[-1].body["model"] == "gpt-4o-mini"  # the session's first turn
     assert turn(client, csrf, "/usage", "cmd-1")[-1]["text"].startswith("tokens: 10 in, 5 out")
     assert turn(client, csrf, "/new", "cmd-1")[-1] == {"type": "new"}
+    assert turn(client, csrf, "/hello page", "cmd-1")[-1] == {"type": "notice",
+                                                              "text": "hi page"}
+    llm.script.push(Reply(text="Folded."))
+    assert turn(client, csrf, "/tidy the desk", "cmd-1")[-1]["exit_reason"] == "completed"
+    asked = llm.requests[-1].body["messages"][-1]["content"]
+    assert "Fold everything twice." in asked and "the desk" in asked
+
+
+def test_stop_and_leaving_the_page_interrupt_a_running_command(
+        board: Dashboard, client: httpx.Client, csrf: str, llm: FakeLLM) -> None:
+    headers = {"x-csrf-token": csrf}
+    for how in ("stop", "leave"):
+        llm.script.push(Reply(tool_calls=[ToolCall("terminal", {"command": "sleep 30"})]))
+        session_id = f"sleepy-{how}"
+        started = time.monotonic()
+        with client.stream("POST", "/p/default/chat/turn", headers=headers,
+                           json={"text": "sleep", "session_id": session_id}) as answer:
+            running = events(answer)
+            assert next(e for e in running if e["type"] == "tool_start")["name"] == "terminal"
+            if how == "leave":
+                continue  # the stream is closed unread
+            assert client.post(f"/p/default/chat/{session_id}/stop", headers=headers,
+                               json={}).json() == {"stopped": True}
+            rest = list(running)
+        assert rest[-1] == {"type": "done", "exit_reason": "interrupted", "error": None}
+        assert time.monotonic() - started < 20
+    deadline = started + 20  # the page left: its turn stops too (not after sleep's 30 s)
+    while "no result" in (shown := client.get("/p/default/chat/sleepy-leave").text):
+        assert time.monotonic() < deadline, "the turn of a page that left still runs"
+        time.sleep(0.1)
+    assert 'class="tool"' in shown  # the call has its (interrupted) result
 
 
 def test_a_refused_image_is_one_line_and_nothing_is_asked(client: httpx.Client, csrf: str,
@@ -290,3 +333,14 @@ def test_an_image_attached_in_the_page_reaches_the_model(board: Dashboard, page:
     assert kinds == ["text", "image_url"], asked
     assert asked[1]["image_url"]["url"].startswith("data:image/png;base64,")
     assert "Session " in page.locator("#session-line").inner_text()
+
+
+@pytest.mark.chromium
+def test_the_chat_page_reads_at_phone_width(board: Dashboard, page: Any) -> None:
+    page.set_viewport_size({"width": 375, "height": 740})
+    try:
+        page.goto(board.url("/p/default/chat/busy-1"))  # a transcript with a tool call
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+        screenshot(page, "chat-phone")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
