@@ -9,14 +9,15 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import write_fake_provider
+from conftest import wait_until, write_fake_provider
 from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
-from fakellm import FakeLLM, Reply
+from fakellm import FakeLLM, Fault, Reply
 from hermes.dashboard.tokens import Tokens
 
 RUN_TIMEOUT_MS = 20_000
@@ -187,6 +188,26 @@ def test_a_profiles_token_cannot_touch_another_profiles_jobs(board: Dashboard) -
     with board.client() as client:  # the root token: each profile's own jobs only
         assert "work-report" not in client.get("/p/default/cron").text
         assert default_job["name"] not in client.get("/p/work/cron").text
+
+
+def test_a_failed_run_shows_its_error(board: Dashboard, llm: FakeLLM) -> None:
+    with board.client() as client:
+        csrf = csrf_of(client.get("/p/default/cron").text)
+        client.post("/p/default/cron", data={"csrf_token": csrf, "schedule": "every 6h",
+                                             "prompt": "Fail, please", "name": "failing"})
+        job = job_named(board, "failing")
+        llm.script.push(Fault.server_error())
+        started = client.post(f"/p/default/cron/{job['id']}/run", data={"csrf_token": csrf})
+        assert started.status_code == 303
+        status = f"/p/default/cron/{job['id']}/status"
+        assert "hx-trigger" in client.get(status).text  # polled while it runs
+        wait_until(lambda: "hx-trigger" not in client.get(status).text, timeout=30,
+                   what="the run to end", interval=0.2)
+        ended = client.get(status).text
+    failed = job_named(board, "failing")
+    assert failed["last_status"] == "error" and failed["last_error"]
+    assert 'class="status-error">error<' in ended
+    assert escape(failed["last_error"], quote=False) in ended
 
 
 def test_a_run_whose_process_died_is_not_shown_running(board: Dashboard) -> None:
