@@ -47,10 +47,12 @@ router = APIRouter(lifespan=_lifespan)
 
 
 def door_of(request: Request) -> ChatDoor:
-    """The dashboard's ``ChatDoor``, made on the first chat request."""
+    """The dashboard's ``ChatDoor``, made on the first chat request; beside the gateway
+    (``app.state.runtimes``) it runs turns in the gateway's runtimes."""
     state = request.app.state
     if getattr(state, "chat", None) is None:
-        state.chat = ChatDoor(dict(state.views.manager.environ))
+        state.chat = ChatDoor(dict(state.views.manager.environ),
+                              getattr(state, "runtimes", None))  # the gateway's, if any
     door: ChatDoor = state.chat
     return door
 

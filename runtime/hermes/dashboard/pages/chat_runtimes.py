@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from hermes.chats import MessageSource
 from hermes.gateway.messaging.approvals import ChatApprovals, Reply
@@ -32,6 +33,8 @@ class ChatRuntime:
     service: ProfileService
     approvals: ChatApprovals
     """Dangerous commands of this profile's page turns, asked in the page."""
+    owned: bool = True
+    """Opened by the page (closed with the dashboard), not borrowed."""
 
     @property
     def refusal(self) -> str | None:
@@ -39,7 +42,8 @@ class ChatRuntime:
         return self.service.conversations.refusal
 
     def close(self) -> None:
-        self.service.runtime.close()
+        if self.owned:
+            self.service.runtime.close()
 
 
 def source_of(session_id: str) -> MessageSource:
@@ -50,8 +54,13 @@ def source_of(session_id: str) -> MessageSource:
 class ChatRuntimes:
     """The runtimes of the profiles chatted with so far, by profile name."""
 
-    def __init__(self, environ: Mapping[str, str], reply_for: Callable[[str], Reply]):
+    def __init__(self, environ: Mapping[str, str], reply_for: Callable[[str], Reply],
+                 borrowed: Mapping[str, Any] | None = None):
         self.environ = dict(environ)
+        self.borrowed = dict(borrowed or {})
+        """Runtimes already open, by profile (the gateway's, when it serves the dashboard):
+        used as they are (their turns counted, limited and drained with the gateway's)
+        and left to their owner to close."""
         self.reply_for = reply_for
         """Where a profile's approval questions (and their timeouts) go: the turn's
         event stream."""
@@ -74,16 +83,26 @@ class ChatRuntimes:
             return self._open.get(profile)
 
     def _start(self, home: Home) -> ChatRuntime:
+        runtime = self.borrowed.get(home.name)
+        if runtime is None:
+            runtime = self._open_runtime(home)
+            service = ProfileService(home, runtime, LOG)
+        else:  # the owner's turn limit stays as it set it
+            limit = runtime.container.conversations().max_turns
+            service = ProfileService(home, runtime, LOG)
+            service.max_concurrency = limit
+        timeout = runtime.settings.approvals.chat_timeout
+        return ChatRuntime(service, ChatApprovals(self.reply_for(home.name), timeout, LOG),
+                           owned=home.name not in self.borrowed)
+
+    def _open_runtime(self, home: Home) -> Any:
         from hermes.config import compose_config
         from hermes.container import open_runtime
 
         environ = self.environ | {"HERMES_HOME": str(home.path)}
         composed = compose_config(home, environ)
-        runtime = open_runtime(home, composed.config, environ, raw=composed.raw,
-                               require_key=False)
-        service = ProfileService(home, runtime, LOG)
-        timeout = composed.config.approvals.chat_timeout
-        return ChatRuntime(service, ChatApprovals(self.reply_for(home.name), timeout, LOG))
+        return open_runtime(home, composed.config, environ, raw=composed.raw,
+                            require_key=False)
 
     def close(self) -> None:
         """Close every runtime opened (the dashboard stops)."""

@@ -66,8 +66,8 @@ class ChatDoor:
     """The Chat page's state for the dashboard's life: the profiles' runtimes and the
     turns streaming now, by (profile, session id)."""
 
-    def __init__(self, environ: dict[str, str]):
-        self.runtimes = ChatRuntimes(environ, self._reply_for)
+    def __init__(self, environ: dict[str, str], borrowed: dict[str, Any] | None = None):
+        self.runtimes = ChatRuntimes(environ, self._reply_for, borrowed)
         self.live: dict[tuple[str, str], TurnStream] = {}
 
     def _reply_for(self, profile: str) -> Any:
