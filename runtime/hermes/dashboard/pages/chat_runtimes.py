@@ -78,9 +78,10 @@ class ChatRuntimes:
             return runtime
 
     def get_opened(self, profile: str) -> ChatRuntime | None:
-        """``profile``'s runtime if it is open (never opens one)."""
-        with self._lock:
-            return self._open.get(profile)
+        """``profile``'s runtime if it is open (never opens one). Without the lock: the
+        event loop calls it, and the lock may be held for seconds while another profile's
+        runtime opens (a dict read is atomic)."""
+        return self._open.get(profile)
 
     def _start(self, home: Home) -> ChatRuntime:
         runtime = self.borrowed.get(home.name)
