@@ -110,6 +110,8 @@ def test_a_turn_streams_its_text_and_tool_calls(client: httpx.Client, csrf: str,
     assert end["id"] == start["id"] and "hi-from-tool" in end["result"] and not end["error"]
     assert "".join(e["text"] for e in got if e["type"] == "text") == "The command said hi."
     assert got[-1]["exit_reason"] == "completed"
+    system = llm.requests[-1].body["messages"][0]["content"]
+    assert "Platform: dashboard. You are talking to the user in a web page" in system
     session_id = got[0]["id"]
     page = client.get(f"/p/default/chat/{session_id}")  # resumed: the transcript shown
     assert page.status_code == 200

@@ -53,6 +53,9 @@ PLATFORM_HINTS = {
     "api_server": "You are answering through an API; the caller renders your reply.",
     "acp": ("You are working in the user's code editor, which shows your tool calls as "
             "they run; Markdown is rendered."),
+    "dashboard": ("You are talking to the user in a web page (hermes dashboard) that shows "
+                  "your tool calls as they run; your text is shown as written, Markdown "
+                  "is not rendered."),
 }
 MESSAGING_HINT = ("You are talking to the user in a messaging app: keep replies short, "
                   "and avoid wide tables and long code blocks.")
