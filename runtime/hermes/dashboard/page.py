@@ -43,7 +43,8 @@ class Views:
     def visible(self, access: Access) -> list[str]:
         return [name for name in self.profiles() if access.sees(name)]
 
-    def render(self, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+    def render(self, name: str, /, code: int = 200, **values: Any) -> HTMLResponse:
+        """``name`` rendered with ``values`` (a value may itself be called ``name``)."""
         return HTMLResponse(self.templates.get_template(name).render(**values),
                             status_code=code, headers={"cache-control": "no-store"})
 
@@ -58,7 +59,7 @@ class Page:
     profile: str
     home: Home
 
-    def render(self, template: str, section: str, **values: Any) -> HTMLResponse:
+    def render(self, template: str, section: str, /, **values: Any) -> HTMLResponse:
         """``template`` inside ``base.html``'s frame: nav (``section`` marked), switcher."""
         session = getattr(self.request.state, "session", None)
         return self.views.render(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Form
+from fastapi import APIRouter, Depends, Form, HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from hermes.dashboard.page import Page, open_page
@@ -133,14 +134,20 @@ def findings_in(file: str, text: str) -> list[Finding]:
 
 @router.post("/p/{profile}/skills/{name}/pin", response_model=None)
 def pin_skill(page: Annotated[Page, Depends(open_page)], name: str) -> RedirectResponse:
-    store_of(page).pin(name, by="user")
-    return RedirectResponse(f"/p/{page.profile}/skills/{name}", status_code=303)
+    try:
+        store_of(page).pin(name, by="user")
+    except UserError as exc:  # no such skill: a page, not an internal error
+        raise HTTPException(404, str(exc)) from exc
+    return RedirectResponse(f"/p/{page.profile}/skills/{quote(name)}", status_code=303)
 
 
 @router.post("/p/{profile}/skills/{name}/unpin", response_model=None)
 def unpin_skill(page: Annotated[Page, Depends(open_page)], name: str) -> RedirectResponse:
-    store_of(page).unpin(name, by="user")
-    return RedirectResponse(f"/p/{page.profile}/skills/{name}", status_code=303)
+    try:
+        store_of(page).unpin(name, by="user")
+    except UserError as exc:  # no such skill: a page, not an internal error
+        raise HTTPException(404, str(exc)) from exc
+    return RedirectResponse(f"/p/{page.profile}/skills/{quote(name)}", status_code=303)
 
 
 @router.post("/p/{profile}/skills", response_model=None)

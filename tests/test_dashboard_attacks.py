@@ -1,0 +1,176 @@
+"""The dashboard attacked over real HTTP, route by route: every route of the app (read
+from ``app.routes``, so a page added later is covered without touching this file) refuses
+another profile's token, a foreign ``Host``/``Origin`` and, when it changes state, a
+request without the anti-CSRF token; every answer carries the security headers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from dashboard_support import Dashboard, csrf_of, dashboard_for
+from hermes.dashboard.pages import built
+
+SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    with dashboard_for(tmp_path_factory.mktemp("attacks"), profiles=("work",)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def routes(board: Dashboard) -> list[tuple[str, str]]:
+    """``(method, path template)`` of every route the dashboard's app serves."""
+    from fastapi.routing import APIRoute
+
+    from hermes.config.dashboard_schema import DashboardConfig
+    from hermes.dashboard.app import create_app
+
+    def walk(found: list[Any]) -> Iterator[APIRoute]:
+        for route in found:
+            if hasattr(route, "original_router"):  # fastapi's included router
+                yield from walk(route.original_router.routes)
+            elif hasattr(route, "routes") and not isinstance(route, APIRoute):
+                yield from walk(route.routes)
+            elif isinstance(route, APIRoute):
+                yield route
+
+    app = create_app(board.root, DashboardConfig(), environ=board.environ)
+    listed = sorted({(method, route.path) for route in walk(app.routes)
+                     for method in route.methods or ()})
+    for section in built():  # the enumeration reaches every page's router
+        assert any(path.startswith(f"/p/{{profile}}/{section.name}") for _, path in listed)
+    return listed
+
+
+def filled(template: str, profile: str = "default") -> str:
+    return re.sub(r"\{(\w+)(:\w+)?\}",
+                  lambda m: profile if m[1] == "profile" else "x", template)
+
+
+def work_token(board: Dashboard) -> str:
+    from hermes.dashboard.tokens import Tokens
+
+    return Tokens(board.root).profile_token("work")
+
+
+def test_every_route_of_a_profile_refuses_another_profile_s_token(
+        board: Dashboard, routes: list[tuple[str, str]]) -> None:
+    bearer = {"Authorization": f"Bearer {work_token(board)}"}
+    checked = 0
+    with board.client(logged_in=False) as client:
+        for method, template in routes:
+            if "{profile}" not in template:
+                continue
+            answer = client.request(method, filled(template), headers=bearer)
+            assert answer.status_code == 403, (method, template, answer.status_code)
+            checked += 1
+    assert checked > 20
+
+
+def test_every_state_changing_route_needs_the_anti_csrf_token_and_its_own_origin(
+        board: Dashboard, routes: list[tuple[str, str]]) -> None:
+    unsafe = [(m, t) for m, t in routes if m not in SAFE]
+    assert unsafe
+    with board.client() as client:
+        csrf = csrf_of(client.get(board.start_path).text)
+        for method, template in unsafe:
+            path = filled(template)
+            for headers, form in (({}, None), ({"X-CSRF-Token": "wrong"}, None),
+                                  ({}, {"csrf_token": "wrong"}),
+                                  ({"X-CSRF-Token": csrf, "Origin": "null"}, None),
+                                  ({"X-CSRF-Token": csrf, "Origin": "http://evil.example"},
+                                   None)):
+                answer = client.request(method, path, headers=headers, data=form)
+                assert answer.status_code == 403, (method, template, headers, form)
+        assert client.get(board.start_path).status_code == 200  # nothing logged it out
+
+
+def test_no_route_answers_a_foreign_host_even_with_the_root_token(
+        board: Dashboard, routes: list[tuple[str, str]]) -> None:
+    """DNS rebinding: evil.example resolving to 127.0.0.1 reaches the port, never a page."""
+    root = {"Authorization": f"Bearer {board.token}"}
+    with board.client(logged_in=False) as client:
+        for method, template in [*routes, ("GET", "/static/app.css")]:
+            for host in ("evil.example", "evil.example:9119", "127.0.0.1.evil.example"):
+                answer = client.request(method, filled(template), headers={**root, "Host": host})
+                assert answer.status_code == 403, (method, template, host)
+                assert board.token not in answer.text
+
+
+def assert_guarded(answer: httpx.Response, where: str) -> None:
+    policy = answer.headers.get("content-security-policy", "")
+    assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy, where
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy, where
+    assert answer.headers.get("x-frame-options") == "DENY", where
+    assert answer.headers.get("x-content-type-options") == "nosniff", where
+    assert answer.headers.get("referrer-policy") in ("same-origin", "no-referrer"), where
+    if answer.headers.get("content-type", "").startswith("text/html"):
+        assert answer.headers.get("cache-control") == "no-store", where
+
+
+def test_every_answer_carries_the_security_headers(
+        board: Dashboard, routes: list[tuple[str, str]]) -> None:
+    """Pages, errors (401, 403, 404, 405, 422), redirects and static files alike."""
+    with board.client() as client:
+        csrf = csrf_of(client.get(board.start_path).text)
+        for method, template in routes:
+            if template == "/logout":  # would end the session the loop goes on with
+                continue
+            for profile in ("default", "work", "nosuch"):
+                answer = client.request(method, filled(template, profile),
+                                        headers={"X-CSRF-Token": csrf})
+                where = f"{method} {template} {profile} {answer.status_code}"
+                assert answer.status_code < 500, where
+                assert_guarded(answer, where)
+        for path in ("/static/app.css", "/static/nosuch.js", "/nosuch", "/p/default/nosuch"):
+            assert_guarded(client.get(path), path)
+        assert_guarded(client.delete("/p/default/profiles"), "405")
+    with board.client(logged_in=False) as stranger:
+        assert_guarded(stranger.get(board.start_path), "401")
+        assert_guarded(stranger.get(board.start_path, headers={"Host": "evil.example"}), "403")
+
+
+def test_a_missing_skill_is_a_page_not_an_error(board: Dashboard) -> None:
+    """The page for an unknown name (or a ``../`` one) says so with 404; it was a 500
+    (the template's ``name`` value collided with ``Views.render``'s own argument)."""
+    with board.client() as client:
+        for name in ("nosuch", "..%2F..%2Fdashboard"):
+            answer = client.get(f"/p/default/skills/{name}")
+            assert answer.status_code == 404, (name, answer.status_code)
+
+
+def test_the_session_cookie_is_strict_random_and_secure_behind_tls(board: Dashboard) -> None:
+    ids = set()
+    for proto, secure in (("http", False), ("https", True)):
+        with board.client(logged_in=False) as client:
+            opened = client.get(board.printed_url, headers={"X-Forwarded-Proto": proto})
+            cookie = opened.headers["set-cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie, cookie
+            assert ("; Secure" in cookie) is secure, cookie
+            value = cookie.split(";", 1)[0].split("=", 1)[1]
+            assert len(value) >= 43 and board.token not in cookie  # 32 random bytes
+            ids.add(value)
+    assert len(ids) == 2
+
+
+def test_a_path_inside_a_name_never_leaves_its_directory(board: Dashboard) -> None:
+    """Session ids, skill and experiment names, cron run names: ``../`` in every spelling
+    reaches no file outside (the tokens are the prize)."""
+    names = ("..%2F..%2Fdashboard%2Ftoken", "..%2F..%2F..%2Fdashboard%2Ftoken",
+             "%2E%2E", "..", "..%5C..%5Ctoken", "%2Fetc%2Fpasswd")
+    templates = ("/p/default/sessions/{}", "/p/default/sessions/{}/export",
+                 "/p/default/skills/{}", "/p/default/experiments/{}", "/p/default/cron/{}",
+                 "/p/default/cron/x/runs/{}", "/p/default/chat/{}")
+    with board.client() as client:
+        for template in templates:
+            for name in names:
+                answer = client.get(template.format(name))
+                assert answer.status_code in (303, 400, 404, 422), (template, name, answer)
+                assert board.token not in answer.text and "root:x:0" not in answer.text
