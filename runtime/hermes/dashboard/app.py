@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from hermes.config.dashboard_schema import DashboardConfig
 from hermes.dashboard.auth import Guard, Sessions
+from hermes.dashboard.notices import Notices
 from hermes.dashboard.page import STATIC, Views, section_named
 from hermes.dashboard.pages import built, first_page
 from hermes.dashboard.tokens import Tokens
@@ -30,6 +31,7 @@ def create_app(root: Path, settings: DashboardConfig, *, environ: Mapping[str, s
     app.state.views = Views(root, environ)
     app.state.start_profile = start_profile
     app.state.sessions = Sessions()
+    app.state.notices = Notices()
     for section in built():
         app.include_router(importlib.import_module(
             f"hermes.dashboard.pages.{section.module}").router)

@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from hermes.config.explain import Explained, explain_all
 from hermes.credentials import REDACTED, Secrets, is_secret_key, is_secret_name
+from hermes.dashboard.notices import done, leave
 from hermes.dashboard.page import Page, open_page
 from hermes.errors import UserError
 
@@ -103,8 +104,8 @@ async def unset_key(page: PageOf) -> Response:
 
 def _done(page: Page, key: str, lines: list[str]) -> RedirectResponse:
     """Back to the page at ``key``'s row, saying what was done."""
-    done = quote("\n".join(lines))
-    return RedirectResponse(f"{_base(page)}?done={done}#{quote(_anchor(key))}",
+    said = leave(page.request, "\n".join(lines))
+    return RedirectResponse(f"{_base(page)}?done={said}#{quote(_anchor(key))}",
                             status_code=303)
 
 
@@ -140,7 +141,7 @@ def _index(page: Page, error: str | None = None, form: dict[str, str] | None = N
         q=params.get("q", ""),
         secrets=secrets, sandbox=sandbox, problem=problem, error=error,
         form=form or {"key": "", "value": ""}, base=_base(page),
-        done=params.get("done", ""), file=str(page.home.config_file), anchor=_anchor)
+        done=done(page.request), file=str(page.home.config_file), anchor=_anchor)
 
 
 def _anchor(key: str) -> str:

@@ -5,7 +5,11 @@ runs (its ``cron/output/<job>/`` files) and their output.
 
 "Run now" starts ``hermes cron run JOB`` in the profile's home and returns at once: the
 run is the CLI's (the cron service, the one conversation path, the job's delivery), and
-the job's page polls its status until the run has ended.
+the job's page polls its status until the run has ended. A thread waits for each run, so
+it is reaped when it ends whether or not a page polls. Stopping the dashboard leaves its
+runs going (their own session, not sent the dashboard's Ctrl-C): each records its own end
+in ``cron/jobs.json`` and its output file as a ``hermes cron run`` from a shell does, and
+the system reaps it once the dashboard has gone.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -23,6 +28,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from hermes.cron.jobs import Job
 from hermes.cron.manage import EDITABLE, Jobs, NewJob, profile_jobs
+from hermes.dashboard.notices import done, leave
 from hermes.dashboard.page import Page, open_page
 from hermes.errors import UserError
 from hermes.hints import for_profile
@@ -54,6 +60,7 @@ class Runner:
             env=page.home.child_env(page.views.manager.environ), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
         self.started[(page.profile, job.id)] = Started(process, errors)
+        threading.Thread(target=process.wait, name=f"cron-run-{job.id}", daemon=True).start()
 
     def state(self, profile: str, job_id: str) -> tuple[bool, str | None]:
         """Whether a run started here is still going; when it ended refused, its line."""
@@ -116,7 +123,7 @@ def _index(page: Page, error: str | None = None, form: dict[str, str] | None = N
     except UserError as exc:
         rows, error = [], error or _said(page, exc)
     return page.render("cron/index.html", "cron", rows=rows, error=error, form=form or {},
-                       base=_base(page), done=page.request.query_params.get("done", ""),
+                       base=_base(page), done=done(page.request),
                        code=code)
 
 
@@ -149,7 +156,7 @@ def _job_page(page: Page, ref: str, error: str | None = None,
     return page.render("cron/job.html", "cron", row=_row(jobs, job), runs=_runs(page, job),
                        error=error, form=values, base=_base(page),
                        status=_status(page, jobs, job),
-                       done=page.request.query_params.get("done", ""), code=code)
+                       done=done(page.request), code=code)
 
 
 @router.post("/p/{profile}/cron/{ref}/edit", response_class=HTMLResponse)
@@ -170,10 +177,10 @@ async def act_on_job(page: PageOf, ref: str, action: str) -> Response:
     try:
         if action == "run":
             return _run(page, jobs, job)
-        done = {"pause": jobs.pause, "resume": jobs.resume, "remove": jobs.remove}
-        if action not in done:
+        acts = {"pause": jobs.pause, "resume": jobs.resume, "remove": jobs.remove}
+        if action not in acts:
             raise HTTPException(404, f"No action {action!r}: pause, resume, remove or run.")
-        changed = done[action](job.id)
+        changed = acts[action](job.id)
     except UserError as exc:
         return _job_page(page, job.id, _said(page, exc), code=400)
     message = f"{action}d job {changed.id} ({changed.name})"
@@ -284,9 +291,9 @@ async def _form(request: Request) -> dict[str, str]:
             and key != "csrf_token"}
 
 
-def _back(page: Page, done: str, job_id: str | None = None) -> RedirectResponse:
+def _back(page: Page, said: str, job_id: str | None = None) -> RedirectResponse:
     where = _base(page) + (f"/{quote(job_id)}" if job_id else "")
-    return RedirectResponse(f"{where}?done={quote(done)}", status_code=303)
+    return RedirectResponse(f"{where}?done={leave(page.request, said)}", status_code=303)
 
 
 def _said(page: Page, exc: UserError) -> str:

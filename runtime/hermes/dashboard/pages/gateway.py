@@ -17,6 +17,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from hermes.dashboard.notices import done, leave
 from hermes.dashboard.page import Page, open_page
 from hermes.errors import UserError
 from hermes.gateway.messaging.pairing import CODE_TTL, PairingStore, known_platform
@@ -72,7 +73,7 @@ def _render(page: Page, error: str | None = None, code: int = 200) -> HTMLRespon
         paired=store.paired(), locked=[p for p in store.platforms()
                                        if store.locked_until(p) > now],
         problems=_problems(page.home.logs_dir / "gateway.log"), now=now, ttl=CODE_TTL,
-        error=error, done=page.request.query_params.get("done", ""),
+        error=error, done=done(page.request),
         base=f"/p/{quote(page.profile)}/gateway", code=code)
 
 
@@ -157,8 +158,8 @@ def _enabled(page: Page) -> list[str]:
     return list(config.platforms.enabled)
 
 
-def _back(page: Page, done: str) -> RedirectResponse:
-    return RedirectResponse(f"/p/{quote(page.profile)}/gateway?done={quote(done)}",
+def _back(page: Page, said: str) -> RedirectResponse:
+    return RedirectResponse(f"/p/{quote(page.profile)}/gateway?done={leave(page.request, said)}",
                             status_code=303)
 
 

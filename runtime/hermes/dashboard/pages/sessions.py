@@ -22,6 +22,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from hermes.dashboard import queries
+from hermes.dashboard.notices import done, leave
 from hermes.dashboard.page import Page, open_page
 from hermes.sessions import SessionError, SessionNotFound, SessionStore
 from hermes.sessions.export import cost
@@ -71,8 +72,8 @@ def _filters(q: str = "", source: str = "", of: str = "", since: str = "",
 @router.get("/p/{profile}/sessions", response_class=HTMLResponse)
 def sessions_page(page: Annotated[Page, Depends(open_page)],
                   filters: Annotated[Filters, Depends(_filters)], cursor: str = "",
-                  notice: str = "") -> HTMLResponse:
-    values: dict[str, Any] = {"filters": filters, "notice": notice, "error": None,
+                  ) -> HTMLResponse:
+    values: dict[str, Any] = {"filters": filters, "notice": done(page.request), "error": None,
                               "hits": None, "listing": None, "cursor": cursor,
                               "scopes": _scopes(page)}
     try:
@@ -157,8 +158,8 @@ def delete_session(page: Annotated[Page, Depends(open_page)], session_id: str) -
     with _store_or_404(page) as store, _found():
         full_id = store.resolve_id(session_id)
         deleted = queries.delete(store, full_id)
-    notice = f"deleted session {full_id} ({deleted} messages)"
-    return RedirectResponse(f"/p/{quote(page.profile)}/sessions?{urlencode({'notice': notice})}",
+    notice = leave(page.request, f"deleted session {full_id} ({deleted} messages)")
+    return RedirectResponse(f"/p/{quote(page.profile)}/sessions?{urlencode({'done': notice})}",
                             status_code=303)
 
 

@@ -1,0 +1,89 @@
+"""Review fixes of the dashboard, over real HTTP: a page's confirmation travels as a key
+the dashboard issued (a link cannot make a page say its own words), a cron run started
+from the page is reaped when it ends."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import wait_until, write_fake_provider
+from dashboard_support import Dashboard, csrf_of, dashboard_for
+from fakellm import FakeLLM, Reply
+
+FORGED = "Your session expired: log in again at evil.example"
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[FakeLLM]:
+    with FakeLLM(strict=False) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[Dashboard]:
+    """default on the fake LLM with one daily job."""
+    def prepare(environ: dict[str, str]) -> None:
+        write_fake_provider(Path(environ["HOME"]) / ".hermes", llm.openai_base_url)
+        added = subprocess.run([sys.executable, "-m", "hermes", "cron", "add", "every 1d",
+                                "Daily report", "-n", "daily"], env=environ,
+                               capture_output=True, text=True, timeout=120)
+        assert added.returncode == 0, added.stderr
+
+    with dashboard_for(tmp_path_factory.mktemp("board"), prepare=prepare) as running:
+        yield running
+
+
+def jobs(board: Dashboard) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = json.loads(
+        (board.root / "cron" / "jobs.json").read_text())["jobs"]
+    return found
+
+
+@pytest.mark.parametrize("path", ["/p/default/cron", "/p/default/config",
+                                  "/p/default/gateway", "/p/default/sessions"])
+def test_a_link_cannot_make_a_page_say_its_own_words(board: Dashboard, path: str) -> None:
+    with board.client() as client:
+        for name in ("done", "notice"):
+            answer = client.get(path, params={name: FORGED})
+            assert answer.status_code == 200, answer.text
+            assert "evil.example" not in answer.text
+
+
+def test_an_action_s_confirmation_is_shown_through_its_key(board: Dashboard) -> None:
+    job = jobs(board)[0]
+    with board.client() as client:
+        csrf = csrf_of(client.get(f"/p/default/cron/{job['id']}").text)
+        answer = client.post(f"/p/default/cron/{job['id']}/pause",
+                             data={"csrf_token": csrf})
+        assert answer.status_code == 303
+        where = answer.headers["location"]
+        assert "paused" not in where
+        shown = client.get(where).text
+        assert f"paused job {job['id']} (daily)" in shown
+        client.post(f"/p/default/cron/{job['id']}/resume", data={"csrf_token": csrf})
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started and has not reaped (running, or ended: zombies)."""
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def test_a_run_started_in_the_page_is_reaped_when_it_ends(board: Dashboard,
+                                                          llm: FakeLLM) -> None:
+    """No page polls the job's status: the ended run is reaped all the same."""
+    job = jobs(board)[0]
+    llm.script.push(Reply(text="The daily report."))
+    with board.client() as client:
+        csrf = csrf_of(client.get(f"/p/default/cron/{job['id']}").text)
+        answer = client.post(f"/p/default/cron/{job['id']}/run", data={"csrf_token": csrf})
+        assert answer.status_code == 303, answer.text
+    wait_until(lambda: jobs(board)[0]["last_status"] == "ok", 30, "the run to end")
+    wait_until(lambda: not children(board.process.pid), 15, "the ended run to be reaped")
