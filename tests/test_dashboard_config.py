@@ -116,7 +116,9 @@ def test_a_system_layer_key_is_read_only(board: Dashboard) -> None:
         refused = client.post("/p/default/config", data={
             "csrf_token": csrf_of(page.text), "key": "display.show_cost", "value": "false"})
     assert refused.status_code == 400
-    assert "set by the read-only system layer system" in html.unescape(refused.text)
+    said = html.unescape(refused.text)
+    assert "set by the read-only system layer system" in said
+    assert "--force" not in said and "HERMES_CONFIG_LAYERS" in said
     assert config_file(board).read_bytes() == before
 
 

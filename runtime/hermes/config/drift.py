@@ -47,13 +47,30 @@ def system_setter(layers: list[Layer], key: str) -> Layer | None:
     return None
 
 
+class DeclaredElsewhere(ConfigError):
+    """A write refused because the deployment declares the value: ``where`` sets it,
+    ``fix`` says how to change it there, ``override`` is the CLI's way past the refusal
+    (``--force``). Its line is the CLI's; a caller that offers no override (the
+    dashboard) says ``without_override()``."""
+
+    def __init__(self, where: str, fix: str, override: str, *, key: str):
+        self.where, self.fix, self.override = where, fix, override
+        super().__init__(f"{where}; change it there, or {override}", key=key)
+
+    def without_override(self) -> str:
+        """The refusal's line with the deployment-side fix instead of ``--force``."""
+        return str(ConfigError(f"{self.where}; {self.fix}", source=self.source, key=self.key))
+
+
 def refuse_system_value(home: Home, environ: Mapping[str, str], key: str) -> None:
-    """Raise ``ConfigError`` if a read-only system layer sets ``key``."""
+    """Raise ``DeclaredElsewhere`` if a read-only system layer sets ``key``."""
     layer = system_setter(load_layers(home, environ), key)
     if layer is not None:
-        raise ConfigError(f"set by the read-only system layer {layer.label} ({layer.file}); "
-                          "change it there, or pass --force to override it in this profile",
-                          key=key)
+        raise DeclaredElsewhere(
+            f"set by the read-only system layer {layer.label} ({layer.file})",
+            "change it where that layer is defined (a directory of HERMES_CONFIG_LAYERS, "
+            "or the NixOS module's settings that render it)",
+            "pass --force to override it in this profile", key=key)
 
 
 def shadows(home: Home, environ: Mapping[str, str]) -> tuple[list[Shadow], bool]:
@@ -87,13 +104,14 @@ def layered_secrets(home: Home, environ: Mapping[str, str]) -> Secrets:
 
 
 def refuse_environment_secret(home: Home, environ: Mapping[str, str], name: str) -> None:
-    """Raise ``ConfigError`` if the environment sets ``name`` and wins over ``.env``."""
+    """Raise ``DeclaredElsewhere`` if the environment sets ``name`` and wins over ``.env``."""
     secrets = layered_secrets(home, environ)
     where = secrets.from_environment(name)
     if secrets.precedence == "environment" and where is not None:
-        raise ConfigError(f"set by {where}, which wins over .env (secrets.precedence: "
-                          "environment); change it there, or pass --force to write .env "
-                          "anyway (unused while it is set there)", key=name)
+        raise DeclaredElsewhere(
+            f"set by {where}, which wins over .env (secrets.precedence: environment)",
+            "change it there (the deployment's environment or its EnvironmentFile)",
+            "pass --force to write .env anyway (unused while it is set there)", key=name)
 
 
 def shadowed_secrets(secrets: Secrets) -> list[str]:

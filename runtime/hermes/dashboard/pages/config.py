@@ -21,6 +21,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from hermes.config.drift import DeclaredElsewhere
 from hermes.config.explain import Explained, explain_all
 from hermes.credentials import REDACTED, Secrets, is_secret_key, is_secret_name
 from hermes.dashboard.notices import done, leave
@@ -84,7 +85,8 @@ async def set_key(page: PageOf) -> Response:
         edit = set_value(page.home, key, value, _environ(page))
     except UserError as exc:
         refill = {"key": key, "value": "" if _is_secret(key) else value}
-        return _index(page, _hide(str(exc), value if _is_secret(key) else ""), refill, 400)
+        said = exc.without_override() if isinstance(exc, DeclaredElsewhere) else str(exc)
+        return _index(page, _hide(said, value if _is_secret(key) else ""), refill, 400)
     shown = REDACTED if edit.where.endswith(".env") or _is_secret(key) else value
     return _done(page, key, [f"{key} = {shown}  ({edit.where})", *edit.notes])
 
