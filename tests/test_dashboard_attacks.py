@@ -1,19 +1,35 @@
 """The dashboard attacked over real HTTP, route by route: every route of the app (read
 from ``app.routes``, so a page added later is covered without touching this file) refuses
 another profile's token, a foreign ``Host``/``Origin`` and, when it changes state, a
-request without the anti-CSRF token; every answer carries the security headers."""
+request without the anti-CSRF token; every answer carries the security headers. And the
+agent, attacking from its own terminal and file tools, reads no token."""
+
+# Fixtures imported from sandbox_support are these tests' parameters:
+# ruff: noqa: F811
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from dashboard_support import Dashboard, csrf_of, dashboard_for
+from fakellm import FakeLLM, Reply, ToolCall
 from hermes.dashboard.pages import built
+from sandbox_support import (  # noqa: F401 (demo, llm, workspace: fixtures)
+    backends,
+    demo,
+    llm,
+    workspace,
+)
+from test_sandbox_cli import agent
 
 SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -52,6 +68,69 @@ def routes(board: Dashboard) -> list[tuple[str, str]]:
 def filled(template: str, profile: str = "default") -> str:
     return re.sub(r"\{(\w+)(:\w+)?\}",
                   lambda m: profile if m[1] == "profile" else "x", template)
+
+
+def _token_files_unreadable_to_the_agent(hermes_subprocess: Any, llm: FakeLLM,
+                                          backend: str, workspace: Path, files: list[Path],
+                                          env: dict[str, str]) -> None:
+    secrets = [path.read_text().strip() for path in files]
+    assert all(secrets)
+    calls: list[str | ToolCall] = [f"cat {path}" for path in files]
+    calls += [f"grep -r . {path.parent}" for path in files]
+    calls += [ToolCall("read_file", {"path": str(path)}) for path in files]
+    calls += [ToolCall("search_files", {"pattern": secrets[0][:8], "path": str(path.parent)})
+              for path in files]
+    text = json.dumps(agent(hermes_subprocess, llm, backend, workspace, *calls,
+                            overrides=tuple(f"{k}={v}" for k, v in env.items())))
+    for secret in secrets:
+        assert secret not in text and secret[:12] not in text
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_the_agent_cannot_read_the_dashboard_tokens(
+        hermes_subprocess: Any, llm: FakeLLM, backend: str, root: Path, demo: Path,
+        workspace: Path) -> None:
+    """A prompt-injected agent's terminal and file tools reach neither the root token nor
+    its own profile's token (either would let it approve its own commands in a page)."""
+    from hermes.dashboard.tokens import Tokens
+
+    tokens = Tokens(root)
+    for make in (tokens.root_token, lambda: tokens.profile_token("demo")):
+        make()
+    files = [root / "dashboard" / "token", demo / "dashboard" / "profile-token"]
+    _token_files_unreadable_to_the_agent(hermes_subprocess, llm, backend, workspace, files,
+                                         {})
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_with_hermes_home_elsewhere_the_agent_cannot_read_its_tokens(
+        hermes_subprocess: Any, llm: FakeLLM, backend: str, workspace: Path,
+        tmp_path: Path) -> None:
+    """``HERMES_HOME`` outside ``~/.hermes`` (the root is then that home): the same."""
+    from conftest import write_fake_provider
+    from hermes.dashboard.tokens import Tokens
+
+    home = Path(tempfile.mkdtemp(prefix="hermes-elsewhere-", dir="/var/tmp"))
+    try:
+        write_fake_provider(home, llm.openai_base_url)
+        Tokens(home).root_token()
+        Tokens(home).profile_token("default")
+        files = [home / "dashboard" / "token", home / "dashboard" / "profile-token"]
+        secrets = [path.read_text().strip() for path in files]
+        llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": f"cat {files[0]}"}),
+                                   ToolCall("terminal", {"command": f"cat {files[1]}"}),
+                                   ToolCall("read_file", {"path": str(files[1])})]),
+                 Reply(text="done"))
+        proc = hermes_subprocess("-z", "go", f"environment.cwd={workspace}",
+                                 f"environment.local.sandbox.backend={backend}",
+                                 "approvals.mode=off", env={"HERMES_HOME": str(home)})
+        assert proc.returncode == 0, proc.stderr
+        text = json.dumps([r.content for r in llm.requests[-1].tool_results])
+        assert len(llm.requests[-1].tool_results) == 3
+        for secret in secrets:
+            assert secret[:12] not in text
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def work_token(board: Dashboard) -> str:
