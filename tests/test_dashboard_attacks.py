@@ -253,3 +253,37 @@ def test_a_path_inside_a_name_never_leaves_its_directory(board: Dashboard) -> No
                 answer = client.get(template.format(name))
                 assert answer.status_code in (303, 400, 404, 422), (template, name, answer)
                 assert board.token not in answer.text and "root:x:0" not in answer.text
+
+
+def test_links_inside_a_skill_reach_nothing_outside_it(board: Dashboard) -> None:
+    """A skill (written by the agent, or installed) whose files link to the root's token,
+    to /etc, or whose whole directory is a link out of the home: its pages show and
+    change nothing there."""
+    skills = board.root / "skills"
+    leaky = skills / "leaky"
+    (leaky / "refs").mkdir(parents=True)
+    (leaky / "SKILL.md").write_text("---\nname: leaky\ndescription: Leaks.\n---\n\n# leaky\n")
+    (leaky / "token.md").symlink_to(board.root / "dashboard" / "token")
+    (leaky / "etc").symlink_to("/etc")
+    (leaky / "refs" / "up.md").symlink_to("../../../dashboard/token")
+    outside = Path(tempfile.mkdtemp(prefix="hermes-outside-skill-", dir="/var/tmp"))
+    (outside / "SKILL.md").write_text("---\nname: linked\ndescription: Out.\n---\n\n# x\n")
+    (skills / "linked").symlink_to(outside)
+    try:
+        with board.client() as client:
+            csrf = csrf_of(client.get("/p/default/skills").text)
+            for name, file in (("leaky", "token.md"), ("leaky", "etc/passwd"),
+                               ("leaky", "refs/up.md"), ("leaky", "../../dashboard/token"),
+                               ("linked", "SKILL.md")):
+                shown = client.get(f"/p/default/skills/{name}", params={"file": file})
+                assert board.token not in shown.text and "root:x:0" not in shown.text, file
+                edited = client.post(f"/p/default/skills/{name}/edit",
+                                     data={"csrf_token": csrf, "file": file,
+                                           "text": "overwritten\n"})
+                assert edited.status_code < 500, (file, edited.status_code)
+            assert (board.root / "dashboard" / "token").read_text().strip() == board.token
+            assert "overwritten" not in (outside / "SKILL.md").read_text()
+    finally:
+        shutil.rmtree(leaky)
+        (skills / "linked").unlink()
+        shutil.rmtree(outside)
