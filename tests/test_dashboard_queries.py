@@ -172,14 +172,20 @@ def test_a_transcript_groups_each_tool_result_under_its_call(store: SessionStore
     assert found.session.id == session
 
 
-def test_a_long_transcript_comes_in_parts_that_keep_calls_with_their_results(
-        store: SessionStore) -> None:
+def tool_turns(store: SessionStore) -> str:
+    """A session of five turns: user, assistant calling a tool, the tool's result."""
     session = store.create_session("cli", "m")
     turn = [{"role": "user", "content": "go"},
             {"role": "assistant", "content": None, "tool_calls": [call("c", "terminal")]},
             {"role": "tool", "content": "ok", "tool_call_id": "c", "name": "terminal"}]
     store.add_messages(session, [{**m, "content": f"{m['content']} {i}"}
                                  for i in range(5) for m in turn])
+    return session
+
+
+def test_a_long_transcript_comes_in_parts_that_keep_calls_with_their_results(
+        store: SessionStore) -> None:
+    session = tool_turns(store)
     parts, after = [], 0
     while True:
         part = queries.transcript(store, session, after=after, limit=2)
@@ -192,6 +198,28 @@ def test_a_long_transcript_comes_in_parts_that_keep_calls_with_their_results(
     assert len(queries.transcript(store, session).entries) == 10
     with pytest.raises(SessionError, match="transcript part size 0 is out of range"):
         queries.transcript(store, session, limit=0)
+
+
+def test_the_latest_part_first_then_the_earlier_parts_calls_kept_with_results(
+        store: SessionStore) -> None:
+    session = tool_turns(store)
+    parts, before = [], None
+    while True:
+        part = queries.latest(store, session[:8], limit=2, before=before)
+        parts.append([(e.message["role"], e.message["content"],
+                       [c.result is not None for c in e.calls]) for e in part.entries])
+        if part.earlier_before is None:
+            break
+        before = part.earlier_before
+    assert parts[0] == [("assistant", "None 4", [True])]  # its result came along
+    assert parts[1] == [("assistant", "None 3", [True]), ("user", "go 4", [])]
+    assert [m for part in reversed(parts) for m in part] == [
+        (e.message["role"], e.message["content"], [c.result is not None for c in e.calls])
+        for e in queries.transcript(store, session).entries]
+    assert len(queries.latest(store, session, limit=100).entries) == 10
+    assert queries.latest(store, session, limit=100).earlier_before is None
+    with pytest.raises(SessionError, match="transcript part size 0 is out of range"):
+        queries.latest(store, session, limit=0)
 
 
 def test_lineage_of_a_compressed_session_with_a_sub_agent(store: SessionStore) -> None:

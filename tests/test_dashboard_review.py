@@ -5,6 +5,7 @@ from the page is reaped when it ends."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,9 @@ import pytest
 from conftest import wait_until, write_fake_provider
 from dashboard_support import Dashboard, csrf_of, dashboard_for
 from fakellm import FakeLLM, Reply
+from hermes.sessions import SessionStore
 
+LONG = 450
 FORGED = "Your session expired: log in again at evil.example"
 
 
@@ -35,6 +38,11 @@ def board(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[Da
                                 "Daily report", "-n", "daily"], env=environ,
                                capture_output=True, text=True, timeout=120)
         assert added.returncode == 0, added.stderr
+        with SessionStore(Path(environ["HOME"]) / ".hermes" / "state.db") as store:
+            long = store.create_session("cli", "m", title="long")
+            store.add_messages(long, [{"role": "user" if i % 2 == 0 else "assistant",
+                                       "content": f"message number {i}."}
+                                      for i in range(LONG)])
 
     with dashboard_for(tmp_path_factory.mktemp("board"), prepare=prepare) as running:
         yield running
@@ -87,3 +95,22 @@ def test_a_run_started_in_the_page_is_reaped_when_it_ends(board: Dashboard,
         assert answer.status_code == 303, answer.text
     wait_until(lambda: jobs(board)[0]["last_status"] == "ok", 30, "the run to end")
     wait_until(lambda: not children(board.process.pid), 15, "the ended run to be reaped")
+
+
+def test_a_long_session_resumes_at_its_latest_part_and_loads_the_earlier_parts(
+        board: Dashboard) -> None:
+    with SessionStore(board.root / "state.db") as store:
+        long = next(s.id for s in store.list_sessions() if s.title == "long")
+    seen: list[int] = []
+    with board.client() as client:
+        answer = client.get(f"/p/default/chat/{long}")
+        while True:
+            assert answer.status_code == 200, answer.text
+            part = [int(n) for n in re.findall(r"message number (\d+)\.", answer.text)]
+            assert len(part) <= 200
+            seen = part + seen
+            earlier = re.search(r'hx-get="([^"]+/earlier\?before=\d+)"', answer.text)
+            if earlier is None:
+                break
+            answer = client.get(earlier[1].replace("&amp;", "&"))
+    assert seen == list(range(LONG))

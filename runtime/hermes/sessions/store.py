@@ -339,14 +339,17 @@ class SessionStore:
         except sqlite3.IntegrityError as exc:  # the messages -> sessions foreign key
             raise SessionNotFound(session_id) from exc
 
-    def messages(self, session_id: str, *, after: int = 0, limit: int | None = None
-                 ) -> list[dict[str, Any]]:
+    def messages(self, session_id: str, *, after: int = 0, limit: int | None = None,
+                 before: int | None = None, last: bool = False) -> list[dict[str, Any]]:
         """A session's messages in order, ``tool_calls`` and ``images`` (the file names
         of its images in ``self.images``) decoded from JSON; only those after the message
-        id ``after``, at most ``limit``, if given."""
-        found = self._rows("SELECT * FROM messages WHERE session_id = ? AND id > ? "
-                           "ORDER BY id LIMIT ?", [session_id, after,
-                                                   -1 if limit is None else limit])
+        id ``after`` (and before the id ``before``), at most ``limit``, if given: the
+        first ``limit`` of them, or with ``last`` the last ``limit``."""
+        newest = "DESC" if last else ""
+        found = self._rows(f"SELECT * FROM (SELECT * FROM messages WHERE session_id = ? "
+                           f"AND id > ? AND id < ? ORDER BY id {newest} LIMIT ?) ORDER BY id",
+                           [session_id, after, 2**63 - 1 if before is None else before,
+                            -1 if limit is None else limit])
         for message in found:
             for key in ("tool_calls", "images"):
                 if message.get(key) is not None:

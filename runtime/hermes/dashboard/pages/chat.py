@@ -1,7 +1,8 @@
 """The Chat page: a thin front door over the one conversation path.
 
 ``/p/{profile}/chat`` starts a session, ``/p/{profile}/chat/{id}`` resumes one (its
-transcript shown, tool calls folded). A message is a POST whose answer is a stream of
+latest ``PART`` messages shown, tool calls folded; "Earlier messages" loads the part
+before). A message is a POST whose answer is a stream of
 server-sent events (``chat_turn``): the answer as it is written, each tool call with its
 arguments, progress and result, dangerous commands asked in the page (a POST answers:
 once, session, always or deny) and a Stop button (the session's interrupt). Turns run in
@@ -24,7 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Stre
 from hermes.dashboard.page import Page, open_page
 from hermes.dashboard.pages.chat_runtimes import ChatRuntime, source_of
 from hermes.dashboard.pages.chat_turn import ChatDoor, Message
-from hermes.dashboard.queries.transcript import Transcript, transcript
+from hermes.dashboard.queries.transcript import Transcript, latest
 from hermes.errors import ConfigError
 from hermes.sessions.errors import SessionNotFound
 
@@ -33,6 +34,9 @@ SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 CHOICES = {"once": "/approve", "session": "/approve session", "always": "/approve always",
            "deny": "/deny"}
 MAX_TEXT = 100_000
+PART = 200
+"""A resumed session shows its latest this many messages; "Earlier messages" the part
+before."""
 
 
 @asynccontextmanager
@@ -77,15 +81,30 @@ async def new_chat(page: Annotated[Page, Depends(open_page)]) -> HTMLResponse:
 async def resumed_chat(page: Annotated[Page, Depends(open_page)], session_id: str
                        ) -> HTMLResponse | RedirectResponse:
     runtime = await runtime_of(page)
-    store = runtime.service.runtime.container.sessions()
-    try:
-        shown = await asyncio.to_thread(transcript, store, session_id)
-    except (SessionNotFound, LookupError) as exc:
-        raise HTTPException(404, f"No session {session_id!r} in profile {page.profile}: "
-                                 "start one on the Chat page.") from exc
+    shown = await _part(page, runtime, session_id, None)
     if shown.session.id != session_id:  # a unique prefix: the page names the full id
         return RedirectResponse(f"/p/{page.profile}/chat/{shown.session.id}", 303)
     return _render(page, runtime, shown)
+
+
+@router.get("/p/{profile}/chat/{session_id}/earlier", response_class=HTMLResponse)
+async def earlier_messages(page: Annotated[Page, Depends(open_page)], session_id: str,
+                           before: int) -> HTMLResponse:
+    """The part of the transcript before the message id ``before`` (an htmx fragment: its
+    entries, after its own "Earlier messages" button if there are more)."""
+    shown = await _part(page, await runtime_of(page), session_id, before)
+    return page.views.render("chat/_entries.html", transcript=shown, profile=page.profile)
+
+
+async def _part(page: Page, runtime: ChatRuntime, session_id: str, before: int | None
+                ) -> Transcript:
+    """The ``PART`` latest messages of the session (before ``before``); 404 if none."""
+    store = runtime.service.runtime.container.sessions()
+    try:
+        return await asyncio.to_thread(latest, store, session_id, limit=PART, before=before)
+    except (SessionNotFound, LookupError) as exc:
+        raise HTTPException(404, f"No session {session_id!r} in profile {page.profile}: "
+                                 "start one on the Chat page.") from exc
 
 
 def _render(page: Page, runtime: ChatRuntime, shown: Transcript | None) -> HTMLResponse:

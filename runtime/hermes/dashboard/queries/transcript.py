@@ -38,6 +38,9 @@ class Transcript:
     entries: list[Entry]
     next_after: int | None = None
     """Pass as ``after`` for the rest; ``None`` when this is the end."""
+    earlier_before: int | None = None
+    """Pass as ``before`` to ``latest`` for the part before this one; ``None`` when this
+    starts the session."""
 
 
 SPILL = 64
@@ -60,6 +63,24 @@ def transcript(db: SessionStore, session_id: str, *, after: int = 0,
     cut = next((i for i in range(limit, len(rows)) if rows[i]["role"] != "tool"), len(rows))
     more = cut < len(rows) or len(rows) == limit + SPILL
     return Transcript(session, group(rows[:cut]), rows[cut - 1]["id"] if more else None)
+
+
+def latest(db: SessionStore, session_id: str, *, limit: int, before: int | None = None
+           ) -> Transcript:
+    """The last part of ``session_id``'s transcript: about its ``limit`` latest messages
+    (before the message id ``before``, if given), starting at a call rather than at its
+    results so that they stay together."""
+    if limit < 1:
+        raise SessionError(f"transcript part size {limit} is out of range; give 1 or more")
+    full_id = db.resolve_id(session_id)
+    session = db.get_session(full_id)
+    rows = db.messages(full_id, before=before, limit=limit + SPILL, last=True)
+    start = max(len(rows) - limit, 0)
+    while start > 0 and rows[start]["role"] == "tool":
+        start -= 1
+    more = start > 0 or len(rows) == limit + SPILL
+    return Transcript(session, group(rows[start:]),
+                      earlier_before=rows[start]["id"] if more and rows else None)
 
 
 def group(messages: list[dict[str, Any]]) -> list[Entry]:
