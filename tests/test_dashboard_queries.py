@@ -5,6 +5,7 @@ lineage, the actions and the index the pages walk."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,6 +182,18 @@ def tool_turns(store: SessionStore) -> str:
     store.add_messages(session, [{**m, "content": f"{m['content']} {i}"}
                                  for i in range(5) for m in turn])
     return session
+
+
+@pytest.mark.parametrize("query", ["deploy", "ploym", "北京"])  # words, trigrams, LIKE
+def test_search_keeps_to_the_sessions_started_in_the_dates_given(store: SessionStore,
+                                                                 query: str) -> None:
+    store.add_message(store.create_session("cli", "m"), "user", "deployment to 北京 today")
+    now = time.time()
+    assert [len(queries.search(store, query, since=now - 3600, until=now + 3600,
+                               source=source)) for source in (None, "cli", "telegram")] \
+        == [1, 1, 0]
+    assert queries.search(store, query, since=now + 3600) == []
+    assert queries.search(store, query, until=now - 3600) == []
 
 
 def test_a_long_transcript_comes_in_parts_that_keep_calls_with_their_results(

@@ -1,6 +1,7 @@
 """Review fixes of the dashboard, over real HTTP: a page's confirmation travels as a key
 the dashboard issued (a link cannot make a page say its own words), a cron run started
-from the page is reaped when it ends."""
+from the page is reaped when it ends, a long session resumes at its latest part, a
+search keeps to the Sessions page's dates."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +116,17 @@ def test_a_long_session_resumes_at_its_latest_part_and_loads_the_earlier_parts(
                 break
             answer = client.get(earlier[1].replace("&amp;", "&"))
     assert seen == list(range(LONG))
+
+
+def test_a_search_keeps_to_the_page_s_dates(board: Dashboard) -> None:
+    today = date.today()
+    with board.client() as client:
+        def hits(**dates: str) -> int:
+            answer = client.get("/p/default/sessions", params={"q": "number", **dates})
+            assert answer.status_code == 200, answer.text
+            found = re.search(r"(\d+) conversations? matching", answer.text)
+            assert found, answer.text[-2000:]
+            return int(found[1])
+        assert hits() == 1 and hits(since=str(today), until=str(today)) == 1
+        assert hits(since=str(today + timedelta(days=1))) == 0
+        assert hits(until=str(today - timedelta(days=1))) == 0

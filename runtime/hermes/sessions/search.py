@@ -132,13 +132,19 @@ class Searcher:
     """Runs one search on an open connection (see the module docstring)."""
 
     def __init__(self, conn: sqlite3.Connection, source: str | None = None,
-                 ranking: Ranking = Ranking()):
+                 ranking: Ranking = Ranking(), *, since: float | None = None,
+                 until: float | None = None):
+        """Only messages of sessions from ``source``, started in ``[since, until)``
+        (seconds since the epoch), where given."""
         self.conn = conn
-        self.source = source
         self.ranking = ranking
-        self.where, self.params = ("", []) if source is None else (" AND s.source = ?", [source])
-        # Joins cost a lookup per match: only made when the source filter needs them.
-        self.joins = f"{_JOIN_MESSAGES}{_JOIN_SESSIONS}" if source else ""
+        filters = [(clause, value) for clause, value in (
+            (" AND s.source = ?", source), (" AND s.started_at >= ?", since),
+            (" AND s.started_at < ?", until)) if value is not None]
+        self.where = "".join(clause for clause, _ in filters)
+        self.params: list[Any] = [value for _, value in filters]
+        # Joins cost a lookup per match: only made when a filter needs them.
+        self.joins = f"{_JOIN_MESSAGES}{_JOIN_SESSIONS}" if filters else ""
 
     def search(self, text: str, limit: int) -> list[SearchHit]:
         query = parse_query(text)
@@ -190,7 +196,7 @@ class Searcher:
         groups = " OR ".join("(" + " AND ".join([one] * len(group)) + ")" for group in query)
         params = [_like_pattern(t) for t in _texts(query) for _ in range(3)]
         cursor = self.conn.execute(
-            f"SELECT m.id, m.session_id, 0.0 FROM messages m{_JOIN_SESSIONS if self.source else ''}"
+            f"SELECT m.id, m.session_id, 0.0 FROM messages m{_JOIN_SESSIONS if self.where else ''}"
             f" WHERE ({groups}){self.where} ORDER BY m.id DESC",
             [*params, *self.params])
         chosen = self._pick(cursor, limit)

@@ -359,9 +359,12 @@ class SessionStore:
     # -- search and export -----------------------------------------------------------------
 
     def search(self, query: str, limit: int = 20, *, source: str | None = None,
-               ranking: Ranking = Ranking()) -> list[SearchHit]:
-        """Ranked hits, one per conversation (lineage root); any text is a safe query."""
-        return self._read(lambda conn: Searcher(conn, source, ranking).search(query, limit))
+               ranking: Ranking = Ranking(), since: float | None = None,
+               until: float | None = None) -> list[SearchHit]:
+        """Ranked hits, one per conversation (lineage root); any text is a safe query.
+        Only sessions from ``source``, started in ``[since, until)``, where given."""
+        return self._read(lambda conn: Searcher(conn, source, ranking, since=since,
+                                                until=until).search(query, limit))
 
     def export(self, session_id: str, fmt: ExportFormat = "jsonl") -> str:
         """A session as JSONL (lossless) or Markdown (``"md"``)."""

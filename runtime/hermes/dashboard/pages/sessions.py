@@ -236,9 +236,11 @@ def _listing(stores: dict[str, SessionStore], filters: Filters, cursor: str
 
 
 def _search(stores: dict[str, SessionStore], filters: Filters) -> list[Hit]:
+    since, until = _day(filters.since, "since"), _day(filters.until, "until", after=1)
     return [Hit(found, name) for name, store in stores.items()
             for found in queries.search(store, filters.q, limit=SEARCH_LIMIT,
-                                        source=filters.source or None)]
+                                        source=filters.source or None, since=since,
+                                        until=until)]
 
 
 def _day(value: str, field: str, after: int = 0) -> float | None:

@@ -28,11 +28,13 @@ class Found:
     """The snippet as ``(text, is_match)``: plain text, to be escaped by the page."""
 
 
-def search(db: SessionStore, query: str, *, limit: int = 20, source: str | None = None
-           ) -> list[Found]:
+def search(db: SessionStore, query: str, *, limit: int = 20, source: str | None = None,
+           since: float | None = None, until: float | None = None) -> list[Found]:
     """Ranked hits for ``query`` (any text is safe), at most ``limit`` (1 to ``MAX_LIMIT``),
-    only sessions from ``source`` if given."""
+    only sessions from ``source`` and started in ``[since, until)`` (seconds since the
+    epoch) if given."""
     if not 1 <= limit <= MAX_LIMIT:
         raise SessionError(f"search limit {limit} is out of range; give 1 to {MAX_LIMIT}")
     return [Found(hit, marked_parts(hit.snippet))
-            for hit in db.search(query, limit, source=source, ranking=QUICK)]
+            for hit in db.search(query, limit, source=source, ranking=QUICK, since=since,
+                                 until=until)]
