@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import wait_until, write_fake_provider
-from dashboard_support import Dashboard, csrf_of, dashboard_for
+from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for
 from fakellm import FakeLLM, Reply
 from hermes.sessions import SessionStore
 
@@ -130,3 +130,21 @@ def test_a_search_keeps_to_the_page_s_dates(board: Dashboard) -> None:
         assert hits() == 1 and hits(since=str(today), until=str(today)) == 1
         assert hits(since=str(today + timedelta(days=1))) == 0
         assert hits(until=str(today - timedelta(days=1))) == 0
+
+
+@pytest.mark.chromium
+def test_earlier_messages_loads_the_part_before_in_the_page(board: Dashboard,
+                                                            chromium: str) -> None:
+    with SessionStore(board.root / "state.db") as store:
+        long = next(s.id for s in store.list_sessions() if s.title == "long")
+    with browser_page(chromium, board) as page:
+        page.goto(board.url(f"/p/default/chat/{long}"))
+        texts = page.locator("#transcript .msg .text")
+        assert texts.count() == 200
+        for shown in (400, LONG):
+            page.click("#transcript .earlier button")
+            page.wait_for_function(f"document.querySelectorAll('#transcript .msg').length"
+                                   f" === {shown}", timeout=10_000)
+        assert page.locator("#transcript .earlier").count() == 0
+        assert texts.first.inner_text() == "message number 0."
+        assert texts.last.inner_text() == f"message number {LONG - 1}."
