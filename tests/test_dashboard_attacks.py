@@ -287,3 +287,79 @@ def test_links_inside_a_skill_reach_nothing_outside_it(board: Dashboard) -> None
         shutil.rmtree(leaky)
         (skills / "linked").unlink()
         shutil.rmtree(outside)
+
+
+PAYLOAD = ("\"'><img src=x onerror=\"document.title='pwned'\">"
+           "<div hx-post=\"/logout\" hx-trigger=\"load\">x</div>"
+           "<script>document.title='pwned'</script>"
+           "<a href=\"javascript:document.title='pwned'\">j</a>{{7*7}}</script>")
+"""Stored XSS: markup (an htmx attribute would run with the page's anti-CSRF header even
+under the CSP), a script, a ``javascript:`` link and a template expression."""
+
+
+def write_payloads(environ: dict[str, str]) -> None:
+    """The payload as a session title, message, tool call and result, a memory entry, a
+    cron job's prompt, a skill's description and a config value of ``default``."""
+    import subprocess
+    import sys
+
+    from hermes.sessions.store import SessionStore
+
+    root = Path(environ["HOME"]) / ".hermes"
+    root.mkdir(parents=True, exist_ok=True)
+    with SessionStore(root / "state.db") as store:
+        sid = store.create_session("cli", "gpt-4o", title=PAYLOAD[:190])
+        store.add_messages(sid, [
+            {"role": "user", "content": PAYLOAD},
+            {"role": "assistant", "content": PAYLOAD, "tool_calls": [{
+                "id": "c1", "type": "function",
+                "function": {"name": "terminal", "arguments": json.dumps({"command": PAYLOAD})}}]},
+            {"role": "tool", "content": PAYLOAD, "tool_call_id": "c1", "name": "terminal"}])
+    (root / "memories").mkdir(exist_ok=True)
+    (root / "memories" / "MEMORY.md").write_text(PAYLOAD + "\n")
+    skill = root / "skills" / "evil"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(f"---\nname: evil\ndescription: {json.dumps(PAYLOAD)}\n"
+                                    f"---\n\n# evil\n\n{PAYLOAD}\n")
+    (root / "config.yaml").write_text(f"provider:\n  model: {json.dumps(PAYLOAD)}\n")
+    added = subprocess.run([sys.executable, "-m", "hermes", "cron", "add", "every 1d", PAYLOAD,
+                            "-n", "evil-job"], env=environ, capture_output=True, text=True,
+                           timeout=120)
+    assert added.returncode == 0, added.stderr
+
+
+@pytest.fixture(scope="module")
+def poisoned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    with dashboard_for(tmp_path_factory.mktemp("poisoned"), prepare=write_payloads) as running:
+        yield running
+
+
+@pytest.mark.chromium
+def test_stored_markup_runs_nowhere_in_the_browser(poisoned: Dashboard, chromium: str) -> None:
+    from dashboard_support import browser_page
+    from hermes.sessions.store import SessionStore
+
+    with SessionStore(poisoned.root / "state.db") as store:
+        sid = store.list_sessions(limit=None)[0].id
+    job = json.loads((poisoned.root / "cron" / "jobs.json").read_text())["jobs"][0]["id"]
+    paths = ["/p/default/sessions", f"/p/default/sessions/{sid}", f"/p/default/chat/{sid}",
+             "/p/default/sessions?q=pwned", "/p/default/memory", "/p/default/cron",
+             f"/p/default/cron/{job}", "/p/default/skills", "/p/default/skills/evil",
+             "/p/default/config", "/p/default/profiles"]
+    missing: list[str] = []
+    with browser_page(chromium, poisoned) as page:
+        for path in paths:
+            page.goto(poisoned.url(path))
+            page.wait_for_load_state("networkidle")
+            assert page.title() != "pwned", path
+            injected = ("img[src='x'], [hx-post='/logout'], a[href^='javascript:'], "
+                        "main script:not([src]), body > div[hx-trigger]")
+            assert page.locator(injected).count() == 0, path
+            shown = page.locator("main").inner_text()
+            assert "49" not in shown.split(), path
+            if "onerror" not in page.content():
+                missing.append(path)
+        # the payload reached every page (the two lists show only names)
+        assert missing == ["/p/default/cron", "/p/default/skills"], missing
+        page.goto(poisoned.url("/p/default/profiles"))  # no injected POST logged it out
+        assert page.locator("nav").count() > 0 and "token" not in page.url
