@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,7 +177,7 @@ def test_a_transcript_groups_each_tool_result_under_its_call(store: SessionStore
 def tool_turns(store: SessionStore) -> str:
     """A session of five turns: user, assistant calling a tool, the tool's result."""
     session = store.create_session("cli", "m")
-    turn = [{"role": "user", "content": "go"},
+    turn: list[dict[str, Any]] = [{"role": "user", "content": "go"},
             {"role": "assistant", "content": None, "tool_calls": [call("c", "terminal")]},
             {"role": "tool", "content": "ok", "tool_call_id": "c", "name": "terminal"}]
     store.add_messages(session, [{**m, "content": f"{m['content']} {i}"}
