@@ -363,3 +363,38 @@ def test_stored_markup_runs_nowhere_in_the_browser(poisoned: Dashboard, chromium
         assert missing == ["/p/default/cron", "/p/default/skills"], missing
         page.goto(poisoned.url("/p/default/profiles"))  # no injected POST logged it out
         assert page.locator("nav").count() > 0 and "token" not in page.url
+
+
+@pytest.mark.chromium
+@pytest.mark.xfail(strict=True, reason="open: cookies do not isolate by port (RFC 6265 "
+                   "8.5), so any server on 127.0.0.1 the user opens gets the dashboard's "
+                   "session cookie; see the report of H14 (issue 29)")
+def test_another_loopback_port_never_receives_the_session_cookie(
+        board: Dashboard, chromium: str) -> None:
+    """The agent starts a web server on 127.0.0.1 with its terminal and asks the user to
+    open its 'report': the browser must not hand that server the dashboard's session."""
+    import http.server
+    import threading
+
+    from dashboard_support import browser_page
+
+    received: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            received.append(self.headers.get("cookie") or "")
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"report")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with browser_page(chromium, board) as page:
+            page.goto(f"http://127.0.0.1:{server.server_port}/report")
+    finally:
+        server.shutdown()
+    assert received and not any("hermes_dashboard" in cookie for cookie in received)
