@@ -77,6 +77,8 @@ def test_an_action_s_confirmation_is_shown_through_its_key(board: Dashboard) -> 
         assert "paused" not in where
         shown = client.get(where).text
         assert f"paused job {job['id']} (daily)" in shown
+        with board.client() as another:  # another browser's session: the key says nothing
+            assert "paused job" not in another.get(where).text
         client.post(f"/p/default/cron/{job['id']}/resume", data={"csrf_token": csrf})
 
 
@@ -137,14 +139,15 @@ def test_earlier_messages_loads_the_part_before_in_the_page(board: Dashboard,
                                                             chromium: str) -> None:
     with SessionStore(board.root / "state.db") as store:
         long = next(s.id for s in store.list_sessions() if s.title == "long")
+    from playwright.sync_api import expect
+
     with browser_page(chromium, board) as page:
         page.goto(board.url(f"/p/default/chat/{long}"))
         texts = page.locator("#transcript .msg .text")
         assert texts.count() == 200
         for shown in (400, LONG):
             page.click("#transcript .earlier button")
-            page.wait_for_function(f"document.querySelectorAll('#transcript .msg').length"
-                                   f" === {shown}", timeout=10_000)
+            expect(page.locator("#transcript .msg")).to_have_count(shown, timeout=10_000)
         assert page.locator("#transcript .earlier").count() == 0
         assert texts.first.inner_text() == "message number 0."
         assert texts.last.inner_text() == f"message number {LONG - 1}."

@@ -1,8 +1,9 @@
 """What a form's POST did, said on the page it redirects to.
 
 The redirect carries only a key (``?done=KEY``) this dashboard issued; the text stays
-here, so no link can make a page say someone's own words: an unknown key shows nothing.
-The last ``KEPT`` notices are kept (a notice is read once, right after its redirect).
+here, so no link can make a page say someone's own words: an unknown key shows nothing,
+and a key shows its text only to the browser session whose POST left it. The last
+``KEPT`` notices are kept (a notice is read once, right after its redirect).
 """
 
 from __future__ import annotations
@@ -21,22 +22,23 @@ class Notices:
 
     def __init__(self, kept: int = KEPT):
         self._kept = kept
-        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._texts: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def leave(self, text: str) -> str:
-        """Keep ``text``; the key to put in the redirect's ``?done=``."""
+    def leave(self, owner: str, text: str) -> str:
+        """Keep ``text`` for ``owner``; the key to put in the redirect's ``?done=``."""
         key = secrets.token_urlsafe(12)
         with self._lock:
-            self._texts[key] = text
+            self._texts[key] = (owner, text)
             while len(self._texts) > self._kept:
                 self._texts.popitem(last=False)
         return key
 
-    def said(self, key: str) -> str:
-        """The text of ``key``; nothing for a key this dashboard did not issue."""
+    def said(self, owner: str, key: str) -> str:
+        """The text of ``key``; nothing for a key this dashboard did not issue to ``owner``."""
         with self._lock:
-            return self._texts.get(key, "")
+            found, text = self._texts.get(key, ("", ""))
+        return text if found == owner else ""
 
 
 def notices(request: Request) -> Notices:
@@ -46,9 +48,15 @@ def notices(request: Request) -> Notices:
 
 
 def leave(request: Request, text: str) -> str:
-    return notices(request).leave(text)
+    return notices(request).leave(_owner(request), text)
 
 
 def done(request: Request) -> str:
     """The text of the request's ``?done=`` key (empty without one, or for a forged one)."""
-    return notices(request).said(request.query_params.get("done", ""))
+    return notices(request).said(_owner(request), request.query_params.get("done", ""))
+
+
+def _owner(request: Request) -> str:
+    """The request's browser session (every page's request has one: the guard checks)."""
+    session = getattr(request.state, "session", None)
+    return str(session.id) if session is not None else ""
