@@ -61,7 +61,8 @@ class Dashboard:
 
     process: subprocess.Popen[str]
     base: str
-    """``http://127.0.0.1:PORT``."""
+    """``http://<label>.localhost:PORT``: the printed URL's host, the one the browser
+    opens (Chromium resolves ``*.localhost`` to loopback itself)."""
     start_path: str
     """The page the printed URL opens, e.g. ``/p/default/profiles``."""
     token: str
@@ -78,17 +79,35 @@ class Dashboard:
     def printed_url(self) -> str:
         return f"{self.base}{self.start_path}?token={self.token}"
 
+    @property
+    def login_path(self) -> str:
+        """The printed URL without its scheme and host, for a client's ``get``."""
+        return f"{self.start_path}?token={self.token}"
+
     def url(self, path: str) -> str:
         return self.base + path
 
+    @property
+    def host(self) -> str:
+        """The printed URL's ``Host``: ``<label>.localhost:PORT``."""
+        return self.base.removeprefix("http://")
+
+    @property
+    def address(self) -> str:
+        """``http://127.0.0.1:PORT``: where an HTTP client connects (the system's resolver
+        may not resolve ``*.localhost``)."""
+        return f"http://127.0.0.1:{self.base.rpartition(':')[2]}"
+
     @contextmanager
     def client(self, *, logged_in: bool = True, **options: Any) -> Iterator[httpx.Client]:
-        """An HTTP client on the dashboard; ``logged_in``: holding a session cookie (the
-        printed URL was opened)."""
-        with httpx.Client(base_url=self.base, follow_redirects=False, timeout=30,
-                          **options) as client:
+        """An HTTP client on the dashboard, connecting to 127.0.0.1 and sending the
+        printed URL's ``Host`` (as a browser opening it does); ``logged_in``: holding a
+        session cookie (the printed URL was opened)."""
+        headers = {"Host": self.host, **options.pop("headers", {})}
+        with httpx.Client(base_url=self.address, follow_redirects=False, timeout=30,
+                          headers=headers, **options) as client:
             if logged_in:
-                answer = client.get(self.printed_url)
+                answer = client.get(self.login_path)
                 assert answer.status_code == 303, answer.text
             yield client
 

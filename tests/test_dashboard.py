@@ -56,7 +56,7 @@ def test_without_the_token_nothing_is_served(board: Dashboard, auth: str | None)
 
 def test_the_token_opens_a_session_cookie_and_leaves_the_url(board: Dashboard) -> None:
     with board.client(logged_in=False) as client:
-        opened = client.get(board.printed_url)
+        opened = client.get(board.login_path)
         assert opened.status_code == 303
         assert opened.headers["location"] == board.start_path  # the token is gone
         cookie = opened.headers["set-cookie"]
@@ -73,6 +73,27 @@ def test_the_token_opens_a_session_cookie_and_leaves_the_url(board: Dashboard) -
         assert client.get("/").headers["location"] == "/p/default/profiles"
         assert client.get("/switch?to=work&section=profiles").headers["location"] == \
             "/p/work/profiles"
+
+
+def test_the_printed_url_is_the_label_host_and_only_it_sets_the_cookie(
+        board: Dashboard) -> None:
+    """Cookies do not isolate ports: a cookie of 127.0.0.1 or localhost would reach every
+    server there. The printed URL's host is the token's secret ``<label>.localhost``; a
+    login at another loopback name is sent there, token kept, with no cookie."""
+    label, _, port = board.host.partition(".localhost:")
+    assert len(label) >= 20 and label.isalnum() and port == board.address.rpartition(":")[2]
+    with board.client(logged_in=False) as client:
+        for name in ("127.0.0.1", "localhost", "[::1]"):
+            sent = client.get(board.login_path, headers={"Host": f"{name}:{port}"})
+            assert sent.status_code == 303 and "set-cookie" not in sent.headers, name
+            assert sent.headers["location"] == board.url(board.login_path), name
+            bearer = client.get(board.start_path, headers={
+                "Host": f"{name}:{port}", "Authorization": f"Bearer {board.token}"})
+            assert bearer.status_code == 200, name  # scripts need no label
+        opened = client.get(board.login_path)  # Host: the label's
+        assert opened.status_code == 303 and "Domain" not in opened.headers["set-cookie"]
+        for host in (f"x{label}.localhost:{port}", f"nosuch.localhost:{port}"):
+            assert client.get(board.login_path, headers={"Host": host}).status_code == 403
 
 
 def test_a_bearer_token_is_a_login_too(board: Dashboard) -> None:
@@ -92,7 +113,7 @@ def test_a_foreign_host_or_origin_is_refused(board: Dashboard, headers: dict[str
     with board.client() as client:
         answer = client.get("/p/default/profiles", headers=headers)
         assert answer.status_code == 403 and "Profiles" not in answer.text
-        rebound = client.get(board.printed_url, headers=headers)  # no session for it
+        rebound = client.get(board.login_path, headers=headers)  # no session for it
         assert rebound.status_code == 403 and "set-cookie" not in rebound.headers
         assert client.get("/p/default/profiles").status_code == 200  # the session stays
 

@@ -34,6 +34,29 @@ def test_the_printed_url_logs_in_and_shows_the_profiles(board: Dashboard, chromi
         screenshot(page, "profiles")
 
 
+def test_a_login_at_127_0_0_1_ends_with_the_cookie_on_the_label_host_only(
+        board: Dashboard, chromium: str) -> None:
+    """The printed URL's host is ``<secret label>.localhost``; the same URL opened at
+    127.0.0.1 goes there (303, token kept) and the cookie is that name's alone, so no
+    other server on the machine (whatever its port) is sent it."""
+    from playwright.sync_api import sync_playwright
+
+    label = board.host.partition(".localhost:")[0]
+    assert len(label) >= 20 and label.isalnum() and board.token not in label
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        try:
+            page = browser.new_context().new_page()
+            page.goto(f"{board.address}{board.login_path}")
+            assert page.url == board.url(board.start_path)  # on the label host, no token
+            assert page.locator("h1").inner_text() == "Profiles"
+            [cookie] = page.context.cookies()
+            assert cookie["domain"] == f"{label}.localhost", cookie  # host-only
+            assert page.context.cookies(board.address) == []
+        finally:
+            browser.close()
+
+
 def test_the_nav_and_the_switcher_work_from_the_keyboard(board: Dashboard, chromium: str
                                                          ) -> None:
     with browser_page(chromium, board) as page:

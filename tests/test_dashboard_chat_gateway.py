@@ -17,7 +17,8 @@ from dashboard_support import csrf_of
 from fakellm import FakeLLM, Reply, ToolCall
 from gateway_support import configure, gateway
 
-URL = re.compile(r"^    (http://127\.0\.0\.1:(\d+))(/p/default/profiles\?token=\S+)$", re.M)
+URL = re.compile(r"^    http://(\w{20,}\.localhost:(\d+))(/p/default/profiles\?token=\S+)$",
+                 re.M)
 
 
 @pytest.fixture
@@ -38,7 +39,8 @@ def test_a_page_turn_is_one_of_the_gateway_s_turns(root: Path, environ: dict[str
     with gateway(environ, root) as gw, httpx.Client(timeout=30) as browser:
         found = URL.search(gw.output())
         assert found, gw.output()
-        base = found.group(1)
+        browser.headers["Host"] = found[1]
+        base = f"http://127.0.0.1:{found[2]}"  # the label host's Host, sent to loopback
         page = browser.get(base + found.group(3), follow_redirects=True)
         headers = {"x-csrf-token": csrf_of(browser.get(base + "/p/default/chat").text)}
         assert page.status_code == 200

@@ -20,7 +20,9 @@ from conftest import wait_until
 from fakellm import FakeLLM
 from gateway_support import configure, gateway
 
-URL = re.compile(r"^    (http://127\.0\.0\.1:(\d+)/p/default/profiles\?token=(\S+))$", re.M)
+URL = re.compile(r"^    http://(\w{20,}\.localhost:(\d+))(/p/default/profiles\?token=(\S+))$",
+                 re.M)
+"""The printed URL: on the token's secret ``<label>.localhost`` (tests/dashboard_support)."""
 
 
 @pytest.fixture
@@ -44,13 +46,13 @@ def test_the_gateway_serves_the_dashboard_and_stops_it_with_itself(
     with gateway(environ, root) as gw:
         found = URL.search(gw.output())
         assert found, gw.output()
-        url, port, token = found.group(1), int(found.group(2)), found.group(3)
+        host, port, login, token = found[1], int(found[2]), found[3], found[4]
         assert port != gw.port  # its own listener
         assert token == (root / "dashboard" / "token").read_text().strip()
         assert gw.output().count(token) == 1  # said once
-        with httpx.Client(timeout=10) as browser:
+        with httpx.Client(timeout=10, headers={"Host": host}) as browser:
             assert browser.get(f"http://127.0.0.1:{port}/p/default/profiles").status_code == 401
-            page = browser.get(url, follow_redirects=True)
+            page = browser.get(f"http://127.0.0.1:{port}{login}", follow_redirects=True)
             assert page.status_code == 200 and "gpt-4o" in page.text
             assert "token=" not in str(page.url)
         assert status_of(root)["dashboard"] == {

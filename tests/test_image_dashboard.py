@@ -18,7 +18,8 @@ from test_image import image, names, source, unique  # noqa: F401
 
 pytestmark = [pytest.mark.image, pytest.mark.timeout(1500)]
 
-URL = re.compile(r"http://127\.0\.0\.1:9119/p/default/profiles\?token=\S+")
+URL = re.compile(r"http://(\w{20,}\.localhost):9119(/p/default/profiles\?token=\S+)")
+"""On the token's secret name, which the browser resolves to the host's loopback."""
 
 
 def test_the_dashboard_answers_the_port_published_on_loopback(
@@ -37,9 +38,12 @@ def test_the_dashboard_answers_the_port_published_on_loopback(
     found = wait_until(lambda: URL.search(docker("logs", name).stdout), 60, "the URL")
     assert isinstance(found, re.Match)
     port = published_port(name, 9119)
-    as_published = {"Host": "127.0.0.1:9119"}
+    as_published = {"Host": f"{found[1]}:9119"}
     with httpx.Client(timeout=10) as browser:
-        page = browser.get(found[0].replace(":9119", f":{port}", 1), headers=as_published,
+        plain = browser.get(f"http://127.0.0.1:{port}{found[2]}",
+                            headers={"Host": "127.0.0.1:9119"})
+        assert plain.status_code == 303 and plain.headers["location"] == found[0]
+        page = browser.get(f"http://127.0.0.1:{port}{found[2]}", headers=as_published,
                            follow_redirects=False)
         assert page.status_code == 303 and "hermes_dashboard_9119" in page.headers["set-cookie"]
         opened = browser.get(f"http://127.0.0.1:{port}/p/default/profiles",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.dashboard.tokens import label_of
 from readme_support import code_blocks, commands, on_path, section
 from test_nix import command_of, evaluate, nixpkgs_lib, two_profiles  # noqa: F401
 
@@ -74,9 +75,11 @@ def test_hermes_dashboard_prints_the_url_that_opens_it(
     seen = in_own_network(environ, f"serve '{plain}' plain '{plain}'", tmp_path)
     token = (root / "dashboard" / "token").read_text().strip()
     assert (root / "dashboard" / "token").stat().st_mode & 0o777 == 0o600
-    assert seen["plain url"] == f"http://127.0.0.1:9119/p/default/profiles?token={token}"
+    # on the token's secret name, which curl (as browsers) resolves to loopback itself
+    at = f"http://{label_of(token)}.localhost:9119"
+    assert seen["plain url"] == f"{at}/p/default/profiles?token={token}"
     # the token became the session's cookie and left the address
-    assert seen["plain got"] == "200 http://127.0.0.1:9119/p/default/profiles"
+    assert seen["plain got"] == f"200 {at}/p/default/profiles"
     assert 'href="/p/work/profiles"' in (tmp_path / "plain.html").read_text()
     assert seen["plain default"] == "200"
     # a second one on the same port: one line, exit status 2
@@ -94,8 +97,9 @@ def test_a_profile_s_url_opens_that_profile_only(
     hermes(environ, "profile create work")
     seen = in_own_network(environ, f"serve '{scoped}' scoped", tmp_path)
     token = (root / "profiles" / "work" / "dashboard" / "profile-token").read_text().strip()
-    assert seen["scoped url"] == f"http://127.0.0.1:9119/p/work/profiles?token={token}"
-    assert seen["scoped got"] == "200 http://127.0.0.1:9119/p/work/profiles"
+    at = f"http://{label_of(token)}.localhost:9119"
+    assert seen["scoped url"] == f"{at}/p/work/profiles?token={token}"
+    assert seen["scoped got"] == f"200 {at}/p/work/profiles"
     assert seen["scoped default"] == "403"
     assert token != (root / "dashboard" / "token").read_text().strip()
 
@@ -108,11 +112,12 @@ serve '{any_port}' any
 {set_port} > /dev/null
 serve '{plain}' moved
 """, tmp_path)
-    free = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/p/default/profiles\?token=\S+",
+    free = re.fullmatch(r"http://\w{20,}\.localhost:(\d+)/p/default/profiles\?token=\S+",
                         seen["any url"])
     assert free and int(free[1]) not in (0, 9119) and seen["any got"].startswith("200 ")
-    assert seen["moved url"].startswith("http://127.0.0.1:9200/p/default/profiles?token=")
-    assert seen["moved got"] == "200 http://127.0.0.1:9200/p/default/profiles"
+    at = seen["moved url"].partition("/p/")[0]
+    assert at.endswith(".localhost:9200") and at == seen["any url"].rpartition(":")[0] + ":9200"
+    assert seen["moved got"] == f"200 {at}/p/default/profiles"
 
 
 def hermes(environ: dict[str, str], command: str) -> None:

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 WILDCARDS = frozenset({"0.0.0.0", "[::]"})
+LABEL_DOMAIN = ".localhost"
+"""A dashboard on loopback is opened at ``<secret label>.localhost`` (RFC 6761: browsers
+resolve it to loopback), so its cookie goes to no other server on this machine."""
 
 
 @dataclass
@@ -32,6 +35,20 @@ class HostRule:
     names: set[str] = field(default_factory=set)
     any_ip: bool = False
     any_name: bool = False
+
+    @property
+    def on_loopback(self) -> bool:
+        """Whether the loopback names reach it (bound to loopback or a wildcard)."""
+        return "localhost" in self.names
+
+    def label_of(self, header: str) -> str | None:
+        """The label of a ``Host`` header ``<label>.localhost[:port]`` when the listener
+        is reached on loopback; None otherwise. (The caller checks the label.)"""
+        name = host_name(header)
+        if not self.on_loopback or name is None or not name.endswith(LABEL_DOMAIN):
+            return None
+        label = name.removesuffix(LABEL_DOMAIN)
+        return label if label.isalnum() else None
 
     @classmethod
     def for_address(cls, host: str) -> HostRule:

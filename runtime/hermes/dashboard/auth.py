@@ -5,7 +5,12 @@
    pages are refused with 403.
 2. ``GET ...?token=T`` (the URL ``hermes dashboard`` prints, as Jupyter's) opens a browser
    session: a cookie (HttpOnly, SameSite=Strict) and a redirect to the same URL without
-   the token, so it stays out of the history and of ``Referer``.
+   the token, so it stays out of the history and of ``Referer``. On loopback the cookie
+   is set only on the token's secret host name ``<label>.localhost`` (``tokens``): a
+   login at ``127.0.0.1``/``localhost``/``[::1]`` is redirected there with its token,
+   since a cookie of those names would reach every server on the machine whatever its
+   port. A name of ``dashboard.allowed_hosts`` (or the address bound beyond loopback) is
+   the user's own public name and logs in on itself.
 3. Every other request needs that session cookie or ``Authorization: Bearer T``: 401
    without either, and nothing of a profile is sent.
 4. A state-changing request (POST, PUT, PATCH, DELETE) of a browser session carries the
@@ -28,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from hermes.dashboard.tokens import Access, Tokens
-from hermes.http_names import HostRule, is_own_origin
+from hermes.dashboard.tokens import Access, Tokens, label_of
+from hermes.http_names import LABEL_DOMAIN, LOOPBACK_NAMES, HostRule, host_name, is_own_origin
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -122,13 +127,17 @@ class Guard:
 
     def _foreign(self, headers: dict[str, str]) -> str | None:
         host = headers.get("host", "")
-        if not self.hosts.allows(host):
+        if not self.hosts.allows(host) and not self._is_label_host(host):
             return (f"Host: {host[:100]!r} is not a name of this dashboard; if you reach it "
                     "so, add the name to dashboard.allowed_hosts")
         origin = headers.get("origin")
         if origin is not None and not is_own_origin(origin, host):
             return f"Origin: {origin[:100]!r} is not this dashboard's own; refused"
         return None
+
+    def _is_label_host(self, host: str) -> bool:
+        label = self.hosts.label_of(host)
+        return label is not None and label in self.tokens.labels(self.profiles())
 
     def _authenticated(self, headers: dict[str, str]) -> tuple[Session | None, Access | None]:
         session = self.sessions.get(_cookies(headers).get(self.cookie, ""))
@@ -140,10 +149,14 @@ class Guard:
         return None, None
 
     async def _log_in(self, scope: Scope, query: dict[str, str], send: Send) -> None:
-        access = self.tokens.access(query.pop("token"), self.profiles())
+        token = query.pop("token")
+        access = self.tokens.access(token, self.profiles())
         if access is None:
             return await answer(send, 401, "This token is not (or no longer) this "
                                 "dashboard's: open the URL `hermes dashboard` printed last.")
+        host = _headers(scope).get("host", "")
+        if self.hosts.on_loopback and host_name(host) in LOOPBACK_NAMES:
+            return await self._to_label_host(scope, host, query, token, send)
         session = self.sessions.open(access)
         secure = "; Secure" if scope.get("scheme") in ("https", "wss") else ""
         cookie = f"{self.cookie}={session.id}; Path=/; HttpOnly; SameSite=Strict{secure}"
@@ -151,6 +164,17 @@ class Guard:
         if query:
             target += "?" + urlencode(query)
         await answer(send, 303, "", [("location", target), ("set-cookie", cookie)])
+
+    async def _to_label_host(self, scope: Scope, host: str, query: dict[str, str],
+                             token: str, send: Send) -> None:
+        """303 to the same URL, token kept, on the token's ``<label>.localhost`` (the
+        port of ``host`` kept: a port mapping or SSH forward may have changed it)."""
+        _, colon, port = host.rpartition(":") if not host.endswith("]") else ("", "", "")
+        authority = label_of(token) + LABEL_DOMAIN + (colon + port if port.isdigit() else "")
+        scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+        target = (f"{scheme}://{authority}{scope.get('root_path', '')}{scope['path']}?"
+                  + urlencode({**query, "token": token}))
+        await answer(send, 303, "", [("location", target)])
 
 
 async def refuse(scope: Scope, send: Send, status: int, text: str) -> None:

@@ -55,7 +55,7 @@ class GatewayDashboard:
 
     async def _start(self) -> None:
         from hermes.dashboard.app import create_app
-        from hermes.dashboard.serve import Start, beyond_loopback, bind, tokenized_url
+        from hermes.dashboard.serve import Start, beyond_loopback, bind, listen_url, tokenized_url
         from hermes.gateway.api_server.platform import quiet_server
 
         host = self.settings.host
@@ -77,7 +77,7 @@ class GatewayDashboard:
             server_header=False))
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         await self._until_started(self._task)
-        self.status = PlatformState("running", self.url.split("/p/", 1)[0] + "/")
+        self.status = PlatformState("running", listen_url(host, port))  # no label
 
     async def _until_started(self, task: asyncio.Task[None]) -> None:
         loop = asyncio.get_running_loop()

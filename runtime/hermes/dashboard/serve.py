@@ -19,9 +19,9 @@ from pathlib import Path
 
 from hermes.config.dashboard_schema import DashboardConfig
 from hermes.dashboard.pages import first_page
-from hermes.dashboard.tokens import Tokens
+from hermes.dashboard.tokens import Tokens, label_of
 from hermes.errors import UserError
-from hermes.http_names import WILDCARDS, is_loopback
+from hermes.http_names import LABEL_DOMAIN, WILDCARDS, is_loopback
 
 
 @dataclass(frozen=True)
@@ -81,12 +81,22 @@ def beyond_loopback(host: str, port: int) -> str:
 
 
 def tokenized_url(start: Start, port: int) -> str:
+    """The URL to open. On loopback (or a wildcard address, as in Docker) its host is the
+    token's secret ``<label>.localhost`` (``tokens``), the only name its session cookie
+    is set for; beyond loopback the bound address, the user's own."""
     tokens = Tokens(start.root)
     token = tokens.profile_token(start.profile) if start.scoped else tokens.root_token()
     host = start.settings.host
+    on_loopback = is_loopback(host) or _normal(host) in WILDCARDS
+    shown = label_of(token) + LABEL_DOMAIN if on_loopback else _normal(host)
+    return f"http://{shown}:{port}/p/{start.profile}/{first_page().name}?token={token}"
+
+
+def listen_url(host: str, port: int) -> str:
+    """Where it listens, without the secret label (for ``hermes gateway status``)."""
     shown = ("127.0.0.1" if host == "0.0.0.0" else "[::1]") if _normal(host) in WILDCARDS \
         else _normal(host)
-    return f"http://{shown}:{port}/p/{start.profile}/{first_page().name}?token={token}"
+    return f"http://{shown}:{port}/"
 
 
 def bind(host: str, port: int) -> socket.socket:

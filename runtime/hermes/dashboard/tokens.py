@@ -1,10 +1,21 @@
 """The dashboard's secrets on disk, each 0600 and made at first use: the root token
 (every profile) in ``<root>/dashboard/token``, and one token per profile (that profile
 only) in its home, ``<home>/dashboard/profile-token``, so it goes with the profile when it
-is renamed or deleted. Profile exports and clones leave ``dashboard/`` out."""
+is renamed or deleted. Profile exports and clones leave ``dashboard/`` out.
+
+Each token has a host label: the browser opens a dashboard on loopback at
+``http://<label>.localhost:PORT/`` (browsers resolve every ``*.localhost`` name to
+loopback themselves, RFC 6761), and its session cookie is set for that name only.
+Cookies do not isolate ports (RFC 6265 8.5): a cookie set for ``127.0.0.1`` would go to
+every server on ``127.0.0.1``, one the agent started included; one set for a name nobody
+else knows goes nowhere else. The label is derived from the token (a keyed hash), so it
+is as secret as the token file, stable across restarts (bookmarks keep working) and
+never reveals the token."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import os
 import secrets
@@ -16,6 +27,8 @@ from hermes.fsutil import private_dir
 from hermes.home import home_for, validate_profile_name
 
 TOKEN_BYTES = 32
+LABEL_BYTES = 15
+"""A host label of 24 base32 characters (120 bits)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,22 @@ class Tokens:
             if path.is_file() and _same(presented, path.read_text().strip()):
                 return Access(profile)
         return None
+
+
+    def labels(self, profiles: list[str]) -> set[str]:
+        """The host labels of the root token and of ``profiles``' tokens that exist."""
+        found = {label_of(self.root_token())}
+        for profile in profiles:
+            path = self.profile_token_file(profile)
+            if path.is_file():
+                found.add(label_of(path.read_text().strip()))
+        return found
+
+
+def label_of(token: str) -> str:
+    """The host label of ``token``: ``<label>.localhost`` is its browser's host name."""
+    digest = hmac.new(token.encode(), b"hermes dashboard host label", hashlib.sha256)
+    return base64.b32encode(digest.digest()[:LABEL_BYTES]).decode().lower()
 
 
 def _same(presented: str, token: str) -> bool:
