@@ -129,13 +129,10 @@ def browser_figures(board: Any, rounds: int, pages: dict[str, str]) -> list[Any]
 
 def http_figures(board: Any, db: Path, rounds: int) -> list[Any]:
     """The page over HTTP from Python, and the data layer's call for it in-process."""
-    import httpx
-
     from hermes.dashboard import queries
     from hermes.sessions import SessionStore
 
-    with httpx.Client(base_url=board.base, timeout=30) as client:
-        client.get(board.printed_url)
+    with board.client() as client:  # logged in; to 127.0.0.1 with the label host's Host
         client.get(PAGES["sessions page"])
         page = data.timed(lambda: client.get(PAGES["sessions page"]).raise_for_status(),
                           rounds)
