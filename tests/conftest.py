@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,6 +17,15 @@ from hermes.cli.app import CliState
 from hermes.cli.main import build_app, expand_oneshot, split_profile_flag
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the programs the tests start: a suite launched in the background of a
+    shell without job control (``.ci/run &``, ``nohup``) inherits SIGINT ignored, every
+    child would inherit that too (an ignored signal survives exec), and the tests that
+    press Ctrl-C in a chat, a run or a delegation would fail for the launcher's sake."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
