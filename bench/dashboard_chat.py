@@ -106,8 +106,8 @@ def main() -> int:
         print("bench/dashboard_chat.py: no Chromium on PATH (apt-get install chromium)")
         return 2
 
-    from conftest import write_fake_provider
     from dashboard_support import browser_page, dashboard_for
+    from fake_provider import write_fake_provider
     from fakellm import FakeLLM, Reply
 
     answer = "Hi there." if args.short else ANSWER

@@ -29,7 +29,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=15)
     parser.add_argument("--tokens", type=int, default=2000)
     args = parser.parse_args()
-    from conftest import write_fake_provider
+    from fake_provider import write_fake_provider
     from fakellm import FakeLLM, Reply
     from hermes.agent.factory import Interaction
     from hermes.agent.loop import AgentEvents

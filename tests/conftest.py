@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chromium_support import chromium  # noqa: F401 E402 — the fixture, for every module that drives Chromium
+from fake_provider import write_fake_provider  # noqa: F401 — tests import it from here
 from hermes.cli.app import CliState
 from hermes.cli.main import build_app, expand_oneshot, split_profile_flag
 
@@ -135,19 +136,6 @@ def hermes_subprocess(environ: dict[str, str]) -> Callable[..., subprocess.Compl
                               input=input, capture_output=True, text=True, timeout=120, cwd=cwd)
 
     return run
-
-
-def write_fake_provider(home: Path, base_url: str, **settings: object) -> None:
-    """Point a home at the fake LLM as a custom OpenAI-compatible provider."""
-    import yaml
-
-    home.mkdir(parents=True, exist_ok=True)
-    provider = {"model": "gpt-4o", "api_base": base_url, "retry_backoff": 0, "max_retries": 1,
-                "timeout": 10} | settings
-    config = {"defaults": [{"override provider": "custom"}], "provider": provider}
-    (home / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (home / ".env").write_text("CUSTOM_API_KEY=sk-fake-test-key-1234\n")
-    (home / ".env").chmod(0o600)
 
 
 def ok(result) -> str:
