@@ -399,3 +399,26 @@ def test_another_loopback_port_never_receives_the_session_cookie(
     finally:
         server.shutdown()
     assert len(received) >= 2 and not any("hermes_dashboard" in cookie for cookie in received)
+
+
+def test_an_unexpected_error_is_answered_with_the_security_headers(board: Dashboard) -> None:
+    """A page that raises (none does today: defence in depth) gets a plain 500 that still
+    carries the CSP and the rest; Starlette's own error answer would go out without them."""
+    from starlette.testclient import TestClient
+
+    from hermes.config.dashboard_schema import DashboardConfig
+    from hermes.dashboard.app import create_app
+
+    app = create_app(board.root, DashboardConfig(), environ=board.environ)
+
+    def broken(profile: str) -> None:
+        raise RuntimeError("a page's own bug, with a detail that must not be shown")
+
+    app.add_api_route("/p/{profile}/broken", broken)
+    with TestClient(app, base_url="http://127.0.0.1:9119",
+                    raise_server_exceptions=False) as client:
+        answer = client.get("/p/default/broken",
+                            headers={"Authorization": f"Bearer {board.token}"})
+    assert answer.status_code == 500
+    assert "detail that must not be shown" not in answer.text
+    assert_guarded(answer, "500")

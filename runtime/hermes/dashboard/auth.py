@@ -123,7 +123,7 @@ class Guard:
                 return await answer(send, 403, "Missing or wrong anti-CSRF token: reload "
                                     "the page and try again.")
         scope.setdefault("state", {}).update(session=session, access=access)
-        await self.app(scope, receive, send)
+        await _answering_errors(self.app, scope, receive, send)
 
     def _foreign(self, headers: dict[str, str]) -> str | None:
         host = headers.get("host", "")
@@ -237,6 +237,25 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replayed
+
+
+async def _answering_errors(app: App, scope: Scope, receive: Receive, send: Send) -> None:
+    """``app``, and a page's unexpected error answered here (with the security headers)
+    rather than by Starlette's outermost error middleware, which sends without them; the
+    error goes on to be logged."""
+    started = False
+
+    async def sending(message: Message) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, receive, sending)
+    except Exception:
+        if scope["type"] == "http" and not started:
+            await answer(send, 500, "Internal error: the dashboard's log names it.")
+        raise
 
 
 def _with_security_headers(send: Send) -> Send:
