@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.errors import UserError
+from hermes.models.content import content_parts
 from hermes.sessions.images import EXTENSIONS
 
 KINDS = EXTENSIONS
@@ -206,16 +207,10 @@ def user_content(text: str, images: Sequence[Attachment]) -> str | list[dict[str
 def content_images(content: Any, limits: VisionLimits) -> tuple[str, list[Attachment]]:
     """A message's text and its images, read back from ``user_content``'s shape (the
     images' ``data:`` URLs checked again: ``ImageRefused`` for a bad one)."""
-    if not isinstance(content, list):
-        return str(content or ""), []
     texts, images = [], []
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else image
-            images.append(from_data_url(str(url), limits))
-        elif part.get("type") == "text":
-            texts.append(str(part.get("text", "")))
+    for kind, value in content_parts(content):
+        if kind == "image":
+            images.append(from_data_url(value, limits))
+        else:
+            texts.append(value)
     return "\n".join(texts), images

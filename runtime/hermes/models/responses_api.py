@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermes.models.content import content_parts
 from hermes.models.types import StreamCallbacks, ToolCall
 
 
@@ -78,20 +79,15 @@ def consume_stream(events: Any, callbacks: StreamCallbacks) -> Any:
 def _input_parts(content: Any) -> list[dict[str, Any]] | None:
     """A user message's text and images as Responses input parts; None when it holds no
     image (plain text is sent as a string)."""
-    if not isinstance(content, list) or not any(
-            isinstance(part, dict) and part.get("type") == "image_url" for part in content):
+    found = list(content_parts(content)) if isinstance(content, list) else []
+    if not any(kind == "image" for kind, _ in found):
         return None
     parts: list[dict[str, Any]] = []
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else image
-            if isinstance(url, str) and url:
-                parts.append({"type": "input_image", "image_url": url})
-        elif part.get("text"):
-            parts.append({"type": "input_text", "text": part["text"]})
+    for kind, value in found:
+        if value and kind == "image":
+            parts.append({"type": "input_image", "image_url": value})
+        elif value:
+            parts.append({"type": "input_text", "text": value})
     return parts
 
 

@@ -134,17 +134,19 @@ def findings_in(file: str, text: str) -> list[Finding]:
 
 @router.post("/p/{profile}/skills/{name}/pin", response_model=None)
 def pin_skill(page: Annotated[Page, Depends(open_page)], name: str) -> RedirectResponse:
-    try:
-        store_of(page).pin(name, by="user")
-    except UserError as exc:  # no such skill: a page, not an internal error
-        raise HTTPException(404, str(exc)) from exc
-    return RedirectResponse(f"/p/{page.profile}/skills/{quote(name)}", status_code=303)
+    return _pinned(page, name, pin=True)
 
 
 @router.post("/p/{profile}/skills/{name}/unpin", response_model=None)
 def unpin_skill(page: Annotated[Page, Depends(open_page)], name: str) -> RedirectResponse:
+    return _pinned(page, name, pin=False)
+
+
+def _pinned(page: Page, name: str, *, pin: bool) -> RedirectResponse:
+    """Pin or unpin through the store, as ``hermes skills pin|unpin`` do; back to the skill."""
+    store = store_of(page)
     try:
-        store_of(page).unpin(name, by="user")
+        (store.pin if pin else store.unpin)(name, by="user")
     except UserError as exc:  # no such skill: a page, not an internal error
         raise HTTPException(404, str(exc)) from exc
     return RedirectResponse(f"/p/{page.profile}/skills/{quote(name)}", status_code=303)
