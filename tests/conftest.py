@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chromium_support import chromium  # noqa: F401 E402 — the fixture, for every module that drives Chromium
+from dashboard_support import page  # noqa: F401 E402 — the fixture: a logged-in page of a module's dashboard
 from fake_provider import write_fake_provider  # noqa: F401 — tests import it from here
 from hermes.cli.app import CliState
 from hermes.cli.main import build_app, expand_oneshot, split_profile_flag

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 URL_LINE = re.compile(r"(http://\S+?)(/p/[^/?]+/\w+)\?token=(\S+)")
 START_TIMEOUT = 60.0
@@ -206,3 +207,12 @@ def screenshot(page: Any, name: str) -> Path:
     path = screenshots_dir() / f"dashboard-{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+@pytest.fixture(scope="module")
+def page(board: Dashboard, chromium: str) -> Iterator[Any]:
+    """A logged-in Chromium page of the module's ``board`` fixture, one per module (offered
+    to every module by conftest; a module needing another defines its own)."""
+    with browser_page(chromium, board) as opened:
+        yield opened
+

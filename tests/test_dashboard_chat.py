@@ -18,7 +18,7 @@ import yaml
 
 import images
 from conftest import write_fake_provider
-from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
+from dashboard_support import Dashboard, csrf_of, dashboard_for, screenshot
 from fakellm import FakeLLM, Reply, ToolCall
 from plugin_support import write_plugin
 
@@ -249,12 +249,6 @@ def test_one_turn_of_a_session_at_a_time(board: Dashboard, csrf: str, llm: FakeL
 
 
 # -- in the real Chromium ----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def page(chromium: str, board: Dashboard) -> Iterator[Any]:
-    with browser_page(chromium, board) as opened:
-        yield opened
 
 
 @pytest.mark.chromium

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import wait_until, write_fake_provider
-from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
+from dashboard_support import Dashboard, csrf_of, dashboard_for, screenshot
 from fakellm import FakeLLM, Fault, Reply
 from hermes.dashboard.tokens import Tokens
 
@@ -40,12 +40,6 @@ def board(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[Da
     with dashboard_for(tmp_path_factory.mktemp("board"), profiles=("work",),
                        prepare=prepare) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def page(chromium: str, board: Dashboard) -> Iterator[Any]:
-    with browser_page(chromium, board) as opened:
-        yield opened
 
 
 def hermes(environ: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dashboard_support import Dashboard, browser_page, csrf_of, dashboard_for, screenshot
+from dashboard_support import Dashboard, csrf_of, dashboard_for, screenshot
 from gateway_support import configure, gateway
 from hermes.dashboard.tokens import Tokens
 from hermes.gateway.messaging.pairing import PairingStore
@@ -50,12 +50,6 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
                        prepare=prepare) as running, \
             gateway(running.environ, fine_home(running), ["--profiles", "open,fine"]):
         yield running
-
-
-@pytest.fixture(scope="module")
-def page(chromium: str, board: Dashboard) -> Iterator[Any]:
-    with browser_page(chromium, board) as opened:
-        yield opened
 
 
 def test_failed_and_reconnecting_platforms_are_shown_with_their_reasons(board: Dashboard) -> None:
