@@ -5,7 +5,9 @@ Tests use the session fixtures ``docker_daemon``, ``base_image`` and ``built_ima
 docker daemon only if one already answers, and skip saying so otherwise: they never
 start dockerd on someone's machine, and the images they build are removed when the
 session ends. On CI (``CI`` set) dockerd is started when none answers, a missing docker
-is a failure (CI installs docker.io), and images are kept for the next run.
+is a failure (CI installs docker.io), and images are kept for the next run; what the
+run leaves behind beyond them (untagged images, BuildKit's cache over ``CI_BUILD_CACHE``)
+is pruned when it ends, so runs that share a daemon do not fill its disk.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BASE_IMAGE = "hermes-base:bookworm"
+CI_BUILD_CACHE = "8GB"
+"""BuildKit cache a CI run keeps for the next (each rebuild of the image adds ~1 GB)."""
 
 
 def docker_answers() -> bool:
@@ -81,6 +85,9 @@ def remove_built_images(built: list[str]) -> None:
     """Outside CI, remove the images this session built (newest first: the base last).
     BuildKit's cache is left alone: it is shared with the user's own builds."""
     if in_ci():
+        # A CI daemon outlives the run: a full disk failed a later run (ENOSPC mid-suite).
+        _docker("image", "prune", "-f")
+        _docker("builder", "prune", "-f", "--keep-storage", CI_BUILD_CACHE)
         return
     from conftest import wait_until
 
