@@ -2,10 +2,12 @@
 
 A platform kind is declared once per table: ``PLATFORM_SETTINGS`` maps the kind
 (``platforms.enabled.<name>.kind``) to the schema its ``settings`` must fit, and
-``hermes.gateway.platforms.ADAPTERS`` maps the same kind to its adapter. A new
-platform (webhook, telegram, ...) adds a ``PlatformSettings`` subclass here and one
-entry in each table; ``hermes config set``, ``config validate``, ``doctor`` and the
-gateway then all refuse its bad settings the same way.
+``hermes.gateway.platforms.ADAPTERS`` maps the same kind to its adapter. The first
+platforms (webhook, telegram, ...) have their ``PlatformSettings`` subclass here and an
+entry in each table; a newer one is one module of ``hermes.config.platform_kinds``
+naming its ``KIND``, its ``Settings`` and its ``ADAPTER`` (``"module:Class"``), found
+when this module is imported. ``hermes config set``, ``config validate``, ``doctor`` and
+the gateway then all refuse a kind's bad settings the same way.
 """
 
 from __future__ import annotations
@@ -329,6 +331,22 @@ PLATFORM_SETTINGS: dict[str, type[PlatformSettings]] = {
     "matrix": MatrixSettings, "email": EmailSettings}
 """The schema of ``settings`` for each platform kind."""
 
+PLATFORM_ADAPTERS: dict[str, str] = {}
+"""The adapter (``"module:Class"``) of each kind declared in ``hermes.config.platform_kinds``."""
+
+
+def _declare_platform_kinds() -> None:
+    """Add each module of ``hermes.config.platform_kinds`` to the two tables."""
+    import importlib
+    import pkgutil
+
+    from hermes.config import platform_kinds
+
+    for found in sorted(pkgutil.iter_modules(platform_kinds.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{platform_kinds.__name__}.{found.name}")
+        PLATFORM_SETTINGS[module.KIND] = module.Settings
+        PLATFORM_ADAPTERS[module.KIND] = module.ADAPTER
+
 
 class PluginPlatformSettings(MessagingSettings):
     """``kind: plugin:NAME``: a platform an enabled plugin provides. Besides ``pairing``
@@ -361,3 +379,6 @@ def typed_settings(kind: str | None, value: Any) -> PlatformSettings:
     if model is None:
         return PlatformSettings()
     return model.model_validate(value)
+
+
+_declare_platform_kinds()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from hermes.config.platform_schema import PLATFORM_ADAPTERS
 from hermes.config.schema import PlatformsConfig
 from hermes.errors import HermesError
 from hermes.gateway.base import PlatformAdapter, PlatformState
@@ -19,8 +20,9 @@ ADAPTERS = {"api_server": "hermes.gateway.api_server.platform:ApiServerPlatform"
             "webhook": "hermes.gateway.webhook.platform:WebhookPlatform",
             "telegram": "hermes.gateway.telegram.platform:TelegramPlatform",
             "matrix": "hermes.gateway.matrix.platform:MatrixPlatform",
-            "email": "hermes.gateway.email.platform:EmailPlatform"}
-"""The adapter class of each platform kind, imported only by the gateway that runs it."""
+            "email": "hermes.gateway.email.platform:EmailPlatform", **PLATFORM_ADAPTERS}
+"""The adapter class of each platform kind, imported only by the gateway that runs it (the
+newer kinds name theirs in ``hermes.config.platform_kinds``)."""
 
 
 def build_adapters(settings: PlatformsConfig, service: Any, listeners: Any,
