@@ -72,6 +72,23 @@ def test_first_run_leaves_a_server_and_the_next_use_it(daemon_env, root: Path,
     assert hermes(daemon_env, "daemon", "status").returncode == 1
 
 
+def test_a_home_deep_in_the_file_system_is_served_warm(daemon_env, tmp_path: Path) -> None:
+    """Its socket's path is longer than a socket address holds (107 bytes): the server
+    failed to bind ("AF_UNIX path too long") and every command ran cold."""
+    home = tmp_path.joinpath(*["a-directory-with-a-rather-long-name"] * 3) / "hermes"
+    assert len(str(home / "run" / "daemon.sock")) > 107
+    env = daemon_env | {"HERMES_HOME": str(home)}
+    with FakeLLM(fallback=lambda r: Reply(text="pong"), strict=False) as fake:
+        write_fake_provider(home, fake.openai_base_url)
+        for _ in range(2):
+            done = hermes(env, "-z", "ping")
+            assert (done.returncode, done.stdout) == (0, "pong\n"), done.stderr
+        assert server_pid(home) is not None and served(home) == 2
+        assert (home / "run" / "daemon.sock").stat().st_mode & 0o777 == 0o600
+        assert "stopped" in hermes(env, "daemon", "stop").stdout
+    assert server_pid(home) is None
+
+
 def test_the_command_runs_in_the_clients_directory_and_environment(
         daemon_env, root: Path, tmp_path: Path) -> None:
     (tmp_path / "here.txt").write_text("I am here\n")

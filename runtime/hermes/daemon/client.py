@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes import __version__
+from hermes import __version__, unix_socket
 from hermes.daemon import wire
 from hermes.errors import HermesError
 from hermes.hints import command
@@ -99,7 +99,8 @@ def daemon_setting(home: Home, environ: Mapping[str, str]) -> str:
 def connect(home: Home) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(wire.socket_path(home.path)))
+        with unix_socket.address(wire.socket_path(home.path)) as address:
+            sock.connect(address)
     except OSError:
         sock.close()
         return None

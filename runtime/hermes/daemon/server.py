@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hermes import __version__
+from hermes import __version__, unix_socket
 from hermes.daemon import wire
 from hermes.daemon.wire import LOCK_FILE, PID_FILE, STATUS_FILE
 from hermes.fsutil import atomic_write, private_dir
@@ -118,7 +118,8 @@ class Server:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_umask = os.umask(0o177)
         try:
-            listener.bind(str(path))
+            with unix_socket.address(path) as address:
+                listener.bind(address)
         finally:
             os.umask(old_umask)
         os.chmod(path, 0o600)

@@ -31,6 +31,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes import unix_socket
 from hermes.daemon import wire
 from hermes.home import Home
 from hermes.mcp.base import (
@@ -147,7 +148,8 @@ class BrokerClient(McpClient):
         while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                sock.connect(str(path))
+                with unix_socket.address(path) as address:
+                    sock.connect(address)
                 return sock
             except OSError:
                 sock.close()
@@ -166,7 +168,8 @@ def forget_failure(home: Home, server: str) -> None:
         path = socket_file(home, int(wire.pid_file(home.path).read_text()))
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(5)
-            sock.connect(str(path))
+            with unix_socket.address(path) as address:
+                sock.connect(address)
             wire.send(sock, {"op": "forget", "server": server})
             wire.receive(sock)
     except (OSError, ValueError):
@@ -214,7 +217,8 @@ class Broker:
         path.unlink(missing_ok=True)  # a dead broker's: we hold the lock
         old_umask = os.umask(0o177)
         try:
-            listener = await asyncio.start_unix_server(self._answer, path=str(path))
+            with unix_socket.address(path) as address:
+                listener = await asyncio.start_unix_server(self._answer, path=address)
         finally:
             os.umask(old_umask)
         stopped = asyncio.Event()
