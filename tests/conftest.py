@@ -207,11 +207,18 @@ NEEDS = {"docker_daemon": "docker", "sshd": "sshd", "nixpkgs_lib": "nix",
 """Fixtures that need something of the machine, and the marker their tests get."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests by what they need (README, "Run the tests"): ``-m 'not docker'``."""
+    """Mark tests by what they need (README, "Run the tests"): ``-m 'not docker'``; and
+    group them for pytest-xdist (``--dist loadgroup``): a module's tests run in one worker,
+    so its module fixtures (servers, browsers, images) start once, and every test that
+    uses the docker daemon runs in the same worker (one base image debootstrapped, one
+    ``hermes:test`` built, no two builds of a tag at once)."""
     for item in items:
         used = getattr(item, "fixturenames", ())
         for marker in {marker for fixture, marker in NEEDS.items() if fixture in used}:
             item.add_marker(marker)
         if item.path.name.startswith("test_nix"):
             item.add_marker("nix")
+        docker = item.get_closest_marker("docker") or item.get_closest_marker("image")
+        item.add_marker(pytest.mark.xdist_group("docker" if docker else item.path.stem))
