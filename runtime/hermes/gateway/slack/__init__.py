@@ -1,0 +1,1 @@
+"""The ``slack`` platform (``hermes.gateway.slack.platform``)."""
