@@ -22,7 +22,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 
+from hermes.agent.text_files import MAX_BYTES, FileRefused
 from hermes.dashboard.page import Page, open_page
+from hermes.dashboard.pages.chat_files import attachments_of
 from hermes.dashboard.pages.chat_runtimes import ChatRuntime, source_of
 from hermes.dashboard.pages.chat_turn import ChatDoor, Message
 from hermes.dashboard.queries.transcript import Transcript, latest
@@ -111,24 +113,29 @@ def _render(page: Page, runtime: ChatRuntime, shown: Transcript | None) -> HTMLR
     settings = runtime.service.runtime.settings
     return page.render("chat/index.html", "chat", transcript=shown,
                        session_id=shown.session.id if shown else "",
-                       refusal=runtime.refusal, model=settings.provider.model)
+                       refusal=runtime.refusal, model=settings.provider.model,
+                       max_text_kib=MAX_BYTES // 1024)
 
 
 @router.post("/p/{profile}/chat/turn")
 async def send(page: Annotated[Page, Depends(open_page)], request: Request
                ) -> StreamingResponse:
-    """A message: ``{"text": ..., "session_id": ..., "images": [data: URL, ...]}`` (no
-    session: a new one); the turn's events as ``text/event-stream``."""
+    """A message: ``{"text": ..., "session_id": ..., "files": [{"name": ..., "data":
+    data: URL}, ...], "images": [data: URL, ...]}`` (no session: a new one); the turn's
+    events as ``text/event-stream``. A file that is neither an image nor text is a 400
+    with its one line (nothing asked)."""
     body = await _json(request)
-    text, images = body.get("text"), body.get("images") or []
+    text = body.get("text")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
         raise HTTPException(400, f"text: a message of 1 to {MAX_TEXT} characters")
-    if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
-        raise HTTPException(400, "images: a list of data: URLs")
+    try:
+        images, files = attachments_of(body)
+    except (ValueError, FileRefused) as exc:
+        raise HTTPException(400, str(exc)) from exc
     session_id = body.get("session_id") or uuid.uuid4().hex
     _check_id(session_id)
     runtime = await runtime_of(page)
-    message = Message(text.strip(), tuple(images))
+    message = Message(text.strip(), images, files)
     events = door_of(request).turn(page.profile, runtime, session_id, message)
     return StreamingResponse(events, media_type="text/event-stream",
                              headers={"cache-control": "no-store", "x-accel-buffering": "no"})

@@ -28,8 +28,10 @@ from hermes.agent.dispatch import CallOutcome
 from hermes.agent.factory import Interaction
 from hermes.agent.loop import AgentEvents
 from hermes.agent.prechecks import MissingKey
+from hermes.agent.text_files import TextFile, with_files
 from hermes.chats import MessageSource
 from hermes.dashboard.pages.chat_commands import NEW, builtin_reply, is_plugin_command
+from hermes.dashboard.pages.chat_files import Image
 from hermes.dashboard.pages.chat_runtimes import SOURCE, ChatRuntime, ChatRuntimes, source_of
 from hermes.errors import UserError
 from hermes.models.types import StreamCallbacks, ToolCall
@@ -154,16 +156,17 @@ def _plugin_reply(runtime: ChatRuntime, name: str, argument: str, how: Interacti
 
 @dataclass(frozen=True)
 class Message:
-    """What the person sent: text and the ``data:`` URLs of the images attached."""
+    """What the person sent: text, the images attached (name and ``data:`` URL) and the
+    text files (checked already: ``chat_files``)."""
 
     text: str
-    images: tuple[str, ...] = ()
+    images: tuple[Image, ...] = ()
+    files: tuple[TextFile, ...] = ()
 
     def attachments(self, conversation: Conversation) -> list[Attachment]:
         """The images, checked as every front door checks them (``vision.*``)."""
         limits: VisionLimits = conversation.vision_limits()
-        return [from_data_url(url, limits, f"image {n}")
-                for n, url in enumerate(self.images, 1)]
+        return [from_data_url(url, limits, name) for name, url in self.images]
 
 
 def _run_to_end(runtime: ChatRuntime, conversation: Conversation, message: Message
@@ -178,7 +181,7 @@ def _run_to_end(runtime: ChatRuntime, conversation: Conversation, message: Messa
             if turn is None:
                 return refused(f"unknown command /{parse(text)[0]}; /help lists them")
             text = turn.message
-        result = service.run(conversation, text, images)
+        result = service.run(conversation, with_files(text, message.files), images)
     except (ImageRefused, UserError) as exc:
         return refused(str(exc))
     finally:

@@ -166,10 +166,15 @@
     status.textContent = "Working…";
     chat.dataset.state = "running";
     try {
-      const images = await Promise.all(files.map(dataUrl));
-      const response = await post("/turn", {text: text, images: images,
+      const attached = await Promise.all(files.map(
+        async (f) => ({name: f.name, data: await dataUrl(f)})));
+      const response = await post("/turn", {text: text, files: attached,
                                             session_id: chat.dataset.session || null});
-      if (!response.ok) { item("refused", await refusal(response)); return; }
+      if (!response.ok) {  // nothing was sent on: the message back in the box to mend
+        item("refused", await refusal(response));
+        if (!box.value) box.value = text;
+        return;
+      }
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {
