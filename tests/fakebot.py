@@ -2,7 +2,8 @@
 
 It speaks the Bot API's HTTP shape (``POST /bot<token>/<method>``, form or JSON
 parameters, ``{"ok": ..., "result": ...}``), serves the files users sent (photos and
-documents: ``getFile``, then ``GET /file/bot<token>/<file_path>``), records every call,
+documents, voice notes: ``getFile``, then ``GET /file/bot<token>/<file_path>``), takes
+voice notes sent (``sendVoice``, multipart as the real client uploads), records every call,
 hands out scripted updates through long-polling ``getUpdates``, checks MarkdownV2 as Telegram does
 (``Bad Request: can't parse entities`` for an unescaped reserved character), enforces
 the 4096-character limit, and returns scripted errors, 429 with ``retry_after``
@@ -12,6 +13,8 @@ included. ``stop()`` and ``start()`` restart it on the same port.
 from __future__ import annotations
 
 import contextlib
+import email.parser
+import email.policy
 import json
 import socket
 import threading
@@ -81,6 +84,9 @@ class FakeBotAPI:
         """Files users sent, by ``file_id``: their ``file_path`` and bytes."""
         self.downloads: list[str] = []
         """``file_path`` of every file downloaded (``GET /file/bot<token>/<path>``)."""
+        self.handed: dict[int, float] = {}
+        """When (``time.monotonic()``) each user message (by ``message_id``) first went out
+        in a ``getUpdates`` answer: the moment the bot could know of it."""
         self._next_update = 1
         self._next_message = 100
         self._changed = threading.Condition()
@@ -172,6 +178,18 @@ class FakeBotAPI:
             document["mime_type"] = mime_type
         return {"document": document}
 
+    def voice(self, data: bytes, *, duration: int = 1, size: Size = "real") -> dict[str, Any]:
+        """A ``voice`` field for ``push``: a voice note (OGG/Opus) as Telegram sends it."""
+        return {"voice": self._store(data, "voice/file.oga", size) | {
+            "duration": duration, "mime_type": "audio/ogg"}}
+
+    def voices(self, chat_id: int | str | None = None) -> list[bytes]:
+        """The audio of every ``sendVoice`` that succeeded, to ``chat_id`` if given."""
+        with self._changed:
+            return [c.params["voice"] for c in self.calls if c.method == "sendVoice"
+                    and c.params.get("ok") and (chat_id is None or
+                                                str(c.params["chat_id"]) == str(chat_id))]
+
     def _store(self, data: bytes, path: str, size: Size = "real") -> dict[str, Any]:
         declared = len(data) if size == "real" else size
         with self._changed:
@@ -242,6 +260,9 @@ class FakeBotAPI:
             self._updates = [u for u in self._updates if u["update_id"] >= offset]
             while not self._updates and self.running and time.monotonic() < deadline:
                 self._changed.wait(deadline - time.monotonic())
+            now = time.monotonic()
+            for update in self._updates:
+                self.handed.setdefault(int(update["message"]["message_id"]), now)
             return list(self._updates)
 
     def _getMe(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
@@ -266,6 +287,20 @@ class FakeBotAPI:
 
     def _sendChatAction(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
         return 200, {"ok": True, "result": True}
+
+    def _sendVoice(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
+        voice = params.get("voice")
+        if not isinstance(voice, bytes) or not voice.startswith(b"OggS"):
+            return _error(400, "Bad Request: wrong file type: voice must be OGG/Opus")
+        with self._changed:
+            self._next_message += 1
+            number = self._next_message
+        chat = {"id": int(params["chat_id"]), "type": "private"}
+        return 200, {"ok": True, "result": {"message_id": number, "date": int(time.time()),
+                                            "chat": chat, "from": self._me(), "voice": {
+                                                "file_id": f"sent-{number}",
+                                                "file_unique_id": f"usent-{number}",
+                                                "duration": 1}}}
 
     def _sendMessage(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:  # noqa: N802
         text = str(params.get("text", ""))
@@ -445,11 +480,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data or b"")
 
 
+def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A ``multipart/form-data`` body: uploaded files as bytes, other fields as text."""
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    params: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = str(part.get_param("name", header="content-disposition") or "")
+        data = part.get_payload(decode=True) or b""
+        params[name] = data if part.get_filename() is not None else data.decode()
+    return params
+
+
 def _params(headers: Any, raw: bytes) -> dict[str, Any]:
     if not raw:
         return {}
     if "json" in (headers.get("content-type") or ""):
         return dict(json.loads(raw))
+    if "multipart/form-data" in (headers.get("content-type") or ""):
+        return _multipart(headers.get("content-type"), raw)
     params: dict[str, Any] = {}
     for key, value in parse_qsl(raw.decode(), keep_blank_values=True):
         try:
