@@ -1,0 +1,1 @@
+"""The ``mattermost`` platform (REST API v4 and WebSocket, over aiohttp)."""
