@@ -125,7 +125,7 @@ class FakeSlack:
     def _serve(self, ready: threading.Event) -> None:
         loop = self._loop = asyncio.new_event_loop()
         app = web.Application()
-        app.router.add_post("/api/{method}", self._api)
+        app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/link/", self._socket)
         self._runner = web.AppRunner(app)
         loop.run_until_complete(self._runner.setup())

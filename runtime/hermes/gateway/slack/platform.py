@@ -65,6 +65,7 @@ class SlackPlatform(MessagingAdapter):
         self.token = config.token
         self._web: Any = None
         self._socket: Any = None
+        self._socket_url = ""
         self._options = events.Options(name, "")
         self._answered: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._waiting: dict[str, tuple[str, str]] = {}
@@ -76,32 +77,28 @@ class SlackPlatform(MessagingAdapter):
         return split_text(text, SECTION_CHARS, escaped_length)
 
     async def connect(self) -> None:
+        """Check both tokens (``auth.test``; ``apps.connections.open``, which only hands out
+        a WebSocket URL). The WebSocket itself is opened by ``listen``: a delivery without
+        the gateway (``hermes cron run``) must not take a share of the app's events."""
         from slack_sdk.web.async_client import AsyncWebClient
 
         await self.disconnect()
         web = AsyncWebClient(token=self.token, base_url=self.settings.api_base,
                              logger=SLACK_LOG)
         me = await self._call("auth.test", web.auth_test())
-        url = await self._call("apps.connections.open", web.apps_connections_open(
+        opened = await self._call("apps.connections.open", web.apps_connections_open(
             app_token=self.settings.app_token))
-        self._web = web
+        self._web, self._socket_url = web, str(opened["url"])
         self._options = events.Options(self.name, str(me["user_id"]),
                                        self.settings.reply_in_thread,
                                        self.settings.require_mention)
-        self._socket = self._handler(web)
-        self._socket.client.wss_uri = str(url["url"])
-        try:
-            await asyncio.wait_for(self._socket.client.connect(), CONNECT_TIMEOUT)
-        except TimeoutError:
-            await self.disconnect()
-            raise ConnectionError(f"the Socket Mode WebSocket did not open in "
-                                  f"{CONNECT_TIMEOUT:g} s") from None
         self.status.detail = (f"@{me.get('user', '?')} in {me.get('team', '?')} "
                               f"(Socket Mode via {self.settings.api_base})")
 
     async def listen(self) -> None:
-        """Return once the Socket Mode connection is down for a ping interval (the SDK
-        follows Slack's own ``disconnect`` refreshes in between)."""
+        """Open the Socket Mode WebSocket; return once it is down for a ping interval (the
+        SDK follows Slack's own ``disconnect`` refreshes in between)."""
+        await self._open_socket()
         down = 0.0
         while down < self.settings.ping_interval:
             await asyncio.sleep(LIVENESS_EVERY)
@@ -109,19 +106,33 @@ class SlackPlatform(MessagingAdapter):
             down = 0.0 if connected else down + LIVENESS_EVERY
         raise ConnectionError("the Socket Mode connection was lost")
 
+    async def _open_socket(self) -> None:
+        url, self._socket_url = self._socket_url, ""
+        if not url:  # a second listen on one connect: ask for a fresh URL
+            opened = await self._call("apps.connections.open", self._web.apps_connections_open(
+                app_token=self.settings.app_token))
+            url = str(opened["url"])
+        self._socket = self._handler(self._web)
+        self._socket.client.wss_uri = url
+        try:
+            await asyncio.wait_for(self._socket.client.connect(), CONNECT_TIMEOUT)
+        except TimeoutError:
+            raise ConnectionError(f"the Socket Mode WebSocket did not open in "
+                                  f"{CONNECT_TIMEOUT:g} s") from None
+
     async def deliver(self, source: MessageSource, text: str) -> None:
         from aiohttp import ClientError
         from slack_sdk.errors import SlackApiError
 
         await self._stop_typing(source)
+        if source.chat_type != "direct" and source.thread_id:  # before a reply can come
+            self._remember_thread(source.chat_id, source.thread_id)
         try:
             await self._post(source, text)
         except SlackApiError as exc:
             raise _send_error(exc) from None
         except (ClientError, TimeoutError, OSError) as exc:
             raise Disconnected(f"{type(exc).__name__}: {exc}") from None
-        if source.chat_type != "direct" and source.thread_id:
-            self._remember_thread(source.chat_id, source.thread_id)
 
     async def typing(self, source: MessageSource) -> None:
         """A reaction on the message being answered (Slack has no typing for apps)."""
@@ -138,6 +149,10 @@ class SlackPlatform(MessagingAdapter):
         if socket is not None:
             with contextlib.suppress(Exception):  # closing a broken connection is fine
                 await socket.client.close()
+
+    async def stop(self) -> None:
+        await super().stop()
+        await self.disconnect()  # no more events: replies still go out by the Web API
 
     def _handler(self, web: Any) -> Any:
         """Bolt's app with this adapter's listeners, on a Socket Mode client that leaves
