@@ -282,3 +282,19 @@ def _state(gw: Gateway) -> str:
                    ["mattermost"]["state"])
     except (OSError, ValueError, KeyError):
         return ""
+
+
+def test_doctor_checks_the_token_with_one_call(hermes, root: Path, server: FakeMattermost,
+                                               fake_llm: FakeLLM) -> None:
+    configure_messaging(root, fake_llm.openai_base_url, {"mattermost": mattermost(server)},
+                        {"MATTERMOST_TOKEN": TOKEN})
+    before = len(server.of("GET", "/users/me"))
+    out = hermes("doctor").stdout
+    row = next(line for line in out.splitlines() if "platform mattermost" in line)
+    assert "ok" in row and f"@hermes on {server.url}" in out
+    assert len(server.of("GET", "/users/me")) == before + 1
+    (root / ".env").write_text("CUSTOM_API_KEY=sk-fake-test-key-1234\n"
+                               "MATTERMOST_TOKEN=revoked-token\n")
+    refused = hermes("doctor")
+    assert refused.exit_code == 1 and "HTTP 401" in refused.stdout
+    assert "revoked-token" not in refused.stdout

@@ -13,6 +13,8 @@ from hermes.config.sections import NonBlank
 
 KIND = "mattermost"
 ADAPTER = "hermes.gateway.mattermost.platform:MattermostPlatform"
+CHECK_TIMEOUT = 5.0
+"""Seconds ``hermes doctor`` waits for the server."""
 
 
 def _server_url(url: str) -> str:
@@ -32,3 +34,25 @@ class Settings(MessagingSettings):
     require_mention: bool = True
     """In channels (and group messages), answer only posts that mention the bot
     (``@name``) or continue a thread it answered in; direct messages are always answered."""
+
+
+def check(token: str | None, settings: Settings) -> tuple[bool, str]:
+    """``hermes doctor``: the token through ``GET /api/v4/users/me`` (one cheap call);
+    whether it passed, and who it is (standard library only)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    if not token:
+        return False, "no token: `hermes config set MATTERMOST_TOKEN <token>`"
+    url = f"{settings.url}/api/v4/users/me"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}",
+                                                   "User-Agent": "hermes-doctor"})
+    try:
+        with urllib.request.urlopen(request, timeout=CHECK_TIMEOUT) as response:  # noqa: S310
+            me = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return False, f"{url}: HTTP {exc.code} — check the token (MATTERMOST_TOKEN)"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return False, f"{url}: {getattr(exc, 'reason', exc)}"
+    return True, f"@{me.get('username', '?')} on {settings.url}"
