@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "hermes.learning": SERVICES,
     "hermes.delegation": SERVICES,
     "hermes.cron": SERVICES,
+    "hermes.messaging": SERVICES,
     "hermes.plugins": SERVICES,
     "hermes.mcp": SERVICES,
     "hermes.web": SERVICES,

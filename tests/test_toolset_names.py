@@ -13,12 +13,15 @@ from fakellm import FakeLLM, Reply
 from hermes.browser.service import BrowserService
 from hermes.browser.tools import browser_tools
 from hermes.config.browser_schema import BrowserConfig
+from hermes.config.schema import PlatformsConfig
 from hermes.config.tool_catalog import TOOLSETS, tool_names, toolset_names
 from hermes.cron.tools import cronjob_tool
 from hermes.delegation.tool import delegate_tool
 from hermes.home import home_from_path
 from hermes.memory.facttools import fact_tools
 from hermes.memory.tool import memory_tool
+from hermes.messaging.outbound import Outbound
+from hermes.messaging.tool import send_message_tool
 from hermes.skills.tools import skill_tools
 from hermes.tools.core import core_tools
 from hermes.vision.tool import vision_analyze_tool
@@ -64,7 +67,7 @@ def test_hermes_toolsets_takes_the_same_names(hermes, llm: FakeLLM) -> None:
 
 @pytest.mark.parametrize(("args", "env", "fragments"), [
     (["-t", "nosuch"], {}, ['unknown toolset "nosuch"', "coding, default, minimal, research",
-                           "file, memory, process"]),
+                           "file, memory, messaging, process"]),
     (["-t", "fiel,terminal"], {}, ['unknown toolset "fiel" (did you mean "file"?)']),
     (["-t", "codng"], {}, ['(did you mean "coding"?)']),
     (["-t", "coding,file"], {}, ['"coding" is a toolsets option and cannot be combined']),
@@ -103,6 +106,7 @@ def test_the_catalogue_names_every_registered_tool() -> None:
              *skill_tools(None), cronjob_tool(None), delegate_tool(),  # type: ignore[arg-type]
              web_extract_tool(), web_search_tool(None, lambda: "off"),
              vision_analyze_tool(None, None, lambda: None),  # type: ignore[arg-type, return-value]
+             send_message_tool(Outbound(PlatformsConfig(name="none"))),
              *browser_tools(BrowserService(home_from_path(Path("/nowhere")), BrowserConfig()))]
     registered = {spec.name: spec.toolset for spec in specs}
     declared = {tool: spec.name for spec in TOOLSETS for tool in spec.tools}

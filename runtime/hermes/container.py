@@ -51,6 +51,8 @@ from hermes.mcp.service import McpService, open_mcp
 from hermes.memory.base import MemoryProvider
 from hermes.memory.builtin import builtin_memory
 from hermes.memory.service import no_memory
+from hermes.messaging.outbound import Outbound
+from hermes.messaging.tool import send_message_tool
 from hermes.plugins.host import plugin_host
 from hermes.plugins.shell_hooks import ShellHooks
 from hermes.plugins.wiring import (
@@ -74,15 +76,16 @@ from hermes.web.search import configured_backend, web_search_tool
 def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
                    environ: Mapping[str, str], jobs: Jobs,
                    delegation: DelegationConfig, web: Any, web_model: Any,
-                   web_search_providers: Any) -> list[Any]:
+                   web_search_providers: Any, outbound: Outbound) -> list[Any]:
     """Tools that services contribute: the memory service's (``tool_specs()``), the
     skill tools over the skills store, the ``cronjob`` tool over the profile's jobs,
     ``delegate_task`` as ``delegation`` configures it, ``web_search`` over ``web.backend``
     (a plugin's from ``web_search_providers``) and ``web_extract`` under ``web``
     (``web_model`` gives the model that condenses long pages, built when first needed;
-    the backend extracts pages where it offers that)."""
+    the backend extracts pages where it offers that) and ``send_message`` over the
+    profile's chats (``outbound``)."""
     return [*memory.tool_specs(), *skill_tools(skills, environ=environ), cronjob_tool(jobs),
-            delegate_tool(delegation),
+            delegate_tool(delegation), send_message_tool(outbound),
             web_search_tool(web, lambda: configured_backend(web, web_search_providers)),
             web_extract_tool(web, web_model,
                              lambda: configured_backend(web, web_search_providers))]
@@ -180,6 +183,9 @@ class RuntimeContainer(containers.DeclarativeContainer):
     jobs = providers.Singleton(Jobs, store=cron_store, skills=skills, destinations=destinations)
     """The profile's scheduled jobs, changed with every check (``hermes cron``, ``cronjob``)."""
 
+    outbound = providers.Singleton(Outbound, platforms=settings.provided.platforms)
+    """The chats ``send_message`` may reach; the front door sets how it sends (``sender``)."""
+
     web_model = _model_named_by(model, settings, "web.model")
     """The model that condenses long pages for ``web_extract`` (``web.model``)."""
 
@@ -199,8 +205,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
         specs=providers.Callable(_with_browser, providers.Callable(
             _tool_specs_of, memory, skills, environ, jobs, settings.provided.delegation,
             settings.provided.web, web_model.provider,
-            providers.Callable(lazy, plugins.provider, "web_search_providers")), browser,
-            settings.provided.vision, settings.provided.web, model.provider),
+            providers.Callable(lazy, plugins.provider, "web_search_providers"), outbound),
+            browser, settings.provided.vision, settings.provided.web, model.provider),
         contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 

@@ -97,6 +97,7 @@ def open_runtime(ctx: typer.Context, overrides: list[str], accept_hooks: bool = 
         home.ensure()
         _settle_hooks(home, composed.config.hooks, accept_hooks, ask)
     runtime = start_runtime(home, composed.config, st.environ, raw=composed.raw)
+    runtime.container.outbound().sender = direct_sender(runtime)
     left_running = False
     try:
         yield runtime
@@ -108,6 +109,20 @@ def open_runtime(ctx: typer.Context, overrides: list[str], accept_hooks: bool = 
         finally:
             if not left_running:
                 runtime.close()
+
+
+def direct_sender(runtime: Any) -> Any:
+    """``send_message`` from a chat: the platform connected for the moment, as ``hermes
+    cron run`` delivers (``hermes.gateway.cron_send``)."""
+
+    def send(target: Any, text: str) -> None:
+        import logging
+
+        from hermes.gateway.cron_send import direct_deliver
+
+        direct_deliver(runtime, logging.getLogger("hermes.messaging"))(target, text)
+
+    return send
 
 
 def _settle_hooks(home: Any, hooks: Any, accept: bool, ask: bool) -> None:

@@ -50,6 +50,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("web_search", "web_extract")),
     ToolsetSpec("vision", "Look at images: files, URLs, the browser's last screenshot "
                 "(vision.model for a main model without vision).", tools=("vision_analyze",)),
+    ToolsetSpec("messaging", "Send messages to this profile's chats on its messaging "
+                "platforms (platforms.enabled).", tools=("send_message",)),
     ToolsetSpec("core", "Every built-in tool.",
                 includes=("file", "terminal", "process", "todo", "clarify")),
 )

@@ -23,6 +23,8 @@ from hermes.skills.store import SkillsStore
 
 SILENT = "[SILENT]"
 CRON_TOOLSET = "cron"
+MESSAGING_TOOLSET = "messaging"
+"""A run never sends messages itself: its answer is delivered (``--deliver``)."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ def run_job(job: Job, conversations: Conversations, skills: SkillsStore) -> Outc
     """Run ``job`` once in a new session (its turn counted among the runtime's running
     ones, so a gateway's shutdown interrupts it); never raises for the job's own
     failures."""
-    how = Interaction(source="cron", stream=False, interactive=False, without=(CRON_TOOLSET,))
+    how = Interaction(source="cron", stream=False, interactive=False,
+                      without=(CRON_TOOLSET, MESSAGING_TOOLSET))
     try:
         message = job_message(job, skills)
         conversation = conversations.open(how)

@@ -14,11 +14,9 @@ from typing import Any
 from hermes.cron.jobs import Job
 from hermes.cron.service import CronService
 from hermes.gateway.base import PlatformAdapter
-from hermes.gateway.delivery import Deliveries, Target
+from hermes.gateway.delivery import Deliveries
 
 TICK_EVERY = 60.0
-DELIVERY_TIMEOUT = 60.0
-"""Seconds a delivery may take to be handed to its platform."""
 
 
 class CronTicker:
@@ -53,9 +51,7 @@ class CronTicker:
             task.add_done_callback(self._tasks.discard)
 
     async def _run(self, job: Job, loop: asyncio.AbstractEventLoop) -> None:
-        def deliver(target: Target, text: str) -> None:
-            sent = self.deliveries.deliver(target, text)
-            asyncio.run_coroutine_threadsafe(sent, loop).result(DELIVERY_TIMEOUT)
+        deliver = self.deliveries.blocking(loop)
 
         def run() -> None:
             self.cron.complete(job, self.cron.execute(job), deliver)  # counted once

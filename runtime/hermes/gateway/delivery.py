@@ -8,8 +8,14 @@ reconnecting delivers it once it is back).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from hermes.chats import Target, TargetError
 from hermes.gateway.base import PlatformAdapter
+
+DELIVERY_TIMEOUT = 60.0
+"""Seconds a delivery from a worker thread may take to be handed to its platform."""
 
 
 class Deliveries:
@@ -26,3 +32,13 @@ class Deliveries:
             raise TargetError(f"cannot deliver to {target}: platform {target.platform!r} is "
                               f"not running (running: {running})")
         await adapter.send(target.source(), text)
+
+    def blocking(self, loop: asyncio.AbstractEventLoop) -> Callable[[Target, str], None]:
+        """``deliver`` for a worker thread (a cron run, a ``send_message`` call): handed to
+        ``loop``, where the adapters run, and waited for."""
+
+        def deliver(target: Target, text: str) -> None:
+            sent = self.deliver(target, text)
+            asyncio.run_coroutine_threadsafe(sent, loop).result(DELIVERY_TIMEOUT)
+
+        return deliver

@@ -237,6 +237,8 @@ class Gateway:
             profile.service.log.info("platform started" if connected else
                                      "platform started, not connected yet", extra={"fields": {
                                          "platform": name, "detail": adapter.status.detail}})
+        profile.service.runtime.container.outbound().sender = \
+            profile.service.deliveries.blocking(asyncio.get_running_loop())  # send_message
         await asyncio.to_thread(profile.service.events.emit, "on_gateway_start",
                                 profile=profile.home.name,
                                 platforms=[a.name for a in profile.adapters])

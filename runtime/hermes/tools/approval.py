@@ -91,13 +91,22 @@ def check_command(command: str, ctx: ToolContext) -> str | None:
     dangers = detect_dangers(command, where)
     if not dangers:
         return None
-    request = ApprovalRequest(ctx.redact(command), tuple(dangers))
-    decision, by, why = _decide(request, ctx)
+    return check_request(ApprovalRequest(ctx.redact(command), tuple(dangers)), ctx)
+
+
+def check_request(request: ApprovalRequest, ctx: ToolContext, *, what: str = "command",
+                  sandboxed: bool = True) -> str | None:
+    """None if the action ``request`` describes may go ahead, else why not (``refused:
+    ...``): the rules above, asked and recorded the same way. ``what`` names the action in
+    refusals; ``sandboxed=False``: a sandbox without approvals does not let it through (a
+    message leaves any sandbox)."""
+    decision, by, why = _decide(request, ctx, what, sandboxed)
     _audit(ctx, request, decision, by, why)
     return None if decision == "ran" else REFUSED + why
 
 
-def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
+def _decide(request: ApprovalRequest, ctx: ToolContext, what: str = "command",
+            sandboxed: bool = True) -> tuple[str, str, str]:
     """``(ran | refused, who decided, the reason)``."""
     hard = [d for d in request.dangers if d.hard]
     if hard:
@@ -109,7 +118,7 @@ def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
         return "ran", "approved class", ", ".join(d.key for d in request.dangers)
     if ctx.yolo or ctx.approval_mode == "off":
         return "ran", "yolo" if ctx.yolo else "mode off", _reasons(pending)
-    if not ctx.environment.approvals_required:
+    if sandboxed and not ctx.environment.approvals_required:
         return "ran", "sandbox", _reasons(pending)
     note = ""
     if ctx.approval_mode == "smart" and ctx.judge is not None:
@@ -122,13 +131,14 @@ def _decide(request: ApprovalRequest, ctx: ToolContext) -> tuple[str, str, str]:
         note = f"; the approval judge declined: {verdict.reason}"
     if not ctx.interactive or ctx.approve is None:
         return "refused", "nobody to ask", (
-            f"this command needs the user's approval ({_reasons(pending)}) and nobody can "
+            f"this {what} needs the user's approval ({_reasons(pending)}) and nobody can "
             f"approve it in this non-interactive run{note}; find a safer way or ask the user "
             "to run it")
-    return _ask(request, pending, ctx)
+    return _ask(request, pending, ctx, what)
 
 
-def _ask(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext) -> tuple[str, str, str]:
+def _ask(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext,
+         what: str) -> tuple[str, str, str]:
     assert ctx.approve is not None
     fields = _observed(request, pending, ctx, "gateway" if ctx.origin else "cli")
     choice = ctx.approve(request, ctx.cancelled)
@@ -140,7 +150,7 @@ def _ask(request: ApprovalRequest, pending: list[Danger], ctx: ToolContext) -> t
     elif choice == "always":
         remember_always(allowlist_path(ctx.home.path), keys)
     elif choice != "once":  # "deny", a cancelled prompt, anything unexpected
-        return "refused", "user", (f"the user denied this command ({_reasons(pending)}); do "
+        return "refused", "user", (f"the user denied this {what} ({_reasons(pending)}); do "
                                    "not retry it or work around it")
     return "ran", f"user ({choice})", _reasons(pending)
 
