@@ -1,0 +1,1 @@
+"""The Discord platform (discord.py), imported only by a gateway that runs it."""
