@@ -5,6 +5,7 @@ reset, approvals in the chat, a cron delivery, a revoked token, and reconnecting
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -19,6 +20,7 @@ from conftest import ok, wait_until
 from fake_mattermost import FakeMattermost, new_id, serving
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
+from images import JPEG, wire_images
 from messaging_support import Since, configure_messaging, module_home, platform_detail
 
 TOKEN = "mm-bot-token-0123456789abcdef"
@@ -172,6 +174,16 @@ def test_channels_are_answered_on_mention_and_threads_in_the_thread(
     assert again == "re: and tomorrow?" and server.sent(TOWN)[-1]["root_id"] == root
     assert [r.last_user_text for r in llm.requests] == ["what time is it", "and in here?",
                                                         "and tomorrow?"]
+
+
+def test_an_image_attached_to_a_post_reaches_the_model_with_its_text(
+        gw: Gateway, server: FakeMattermost, llm: Since) -> None:
+    photo = server.file(JPEG, "photo.jpg", "image/jpeg")
+    [answer] = say_and_wait(server, DM_ADA, "what is in this photo?", user_id=ADA,
+                            files=[photo])
+    assert answer == "re: what is in this photo?"
+    assert wire_images(llm.requests[-1]) == [("image/jpeg", base64.b64encode(JPEG).decode())]
+    assert server.of("GET", f"/files/{photo['id']}")
 
 
 def test_long_answers_are_split_under_the_post_limit(gw: Gateway,
