@@ -71,8 +71,11 @@ rec {
             resolves from them. The layer names them (`secrets.environment_files`) so
             the admin `hermes` reads them too, and sets `secrets.precedence =
             "environment"`: they win over the profile's `.env`, so a secret rotated
-            here is used at the next start. Give them as strings: a Nix path would be
-            copied into the world-readable store.
+            here is used at the next start. The dashboard unit, which serves every
+            profile, gets them as credentials (`LoadCredential=`, read by systemd as
+            root, so root-only files work): this profile's chats there read this
+            profile's files only. Give them as strings: a Nix path would be copied into
+            the world-readable store.
           '';
         };
 
@@ -293,6 +296,18 @@ rec {
     "${packageWith package (allExtraPythonPackages profiles)}/bin/hermes"
     "dashboard" "--no-open" "--host" dashboard.host "--port" (toString dashboard.port)
   ];
+
+  /* The systemd credential an environment file is handed to a unit under
+     (runtime/hermes/credentials.py credential_name computes the same). */
+  credentialName = path: "hermes-env-${builtins.substring 0 16 (builtins.hashString "sha256" path)}";
+
+  /* Every profile's environmentFiles as LoadCredential= lines: systemd reads them as
+     root at start and hands them to the unit's user in its $CREDENTIALS_DIRECTORY, where
+     the runtime of profile X reads X's files (its layer's secrets.environment_files)
+     and no other's; nothing enters the process environment, so two profiles' equal
+     names (OPENAI_API_KEY) never meet. */
+  environmentCredentials = profiles: lib.unique (map (path: "${credentialName path}:${path}")
+    (lib.concatMap (profile: profile.environmentFiles) (lib.attrValues profiles)));
 
   /* The command line of a profile's `cron tick`, run by its timer. */
   cronTickCommand = package: name: profile: lib.concatMapStringsSep " " escapeSystemdExecArg [

@@ -109,8 +109,11 @@ let
 
   # `hermes dashboard` for the whole root: the home and layer the admin `hermes` uses
   # (defaultProfile's), writing only its token (<stateDir>/dashboard/token). Its URL
-  # with the token is in the unit's journal.
+  # with the token is in the unit's journal. Every profile's environmentFiles come as
+  # credentials (not EnvironmentFile=: one environment for all profiles would mix their
+  # secrets): the runtime of a profile reads its own files there.
   dashboard = cfg.dashboard;
+  dashboardCredentials = hermesLib.environmentCredentials cfg.profiles;
   dashboardUnit = {
     description = "Hermes dashboard of ${cfg.stateDir}";
     wantedBy = [ "multi-user.target" ];
@@ -127,6 +130,8 @@ let
       MemoryDenyWriteExecute = false;
       Restart = "on-failure";
       RestartSec = 5;
+    } // lib.optionalAttrs (dashboardCredentials != [ ]) {
+      LoadCredential = dashboardCredentials;
     } // (if underVarLib then {
       StateDirectory = [ stateRelative "${stateRelative}-state" ];
       StateDirectoryMode = "0700";

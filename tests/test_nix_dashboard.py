@@ -4,8 +4,13 @@ rest of the module (see tests/test_nix.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from dashboard_support import csrf_of, dashboard_for
+from fakellm import FakeLLM, Reply
+from hermes.credentials import credential_name
+from test_dashboard_chat import turn
 from test_nix import HARDENING, command_of, evaluate, nixpkgs_lib, two_profiles  # noqa: F401
 
 ON = "dashboard.enable = true;"
@@ -64,3 +69,71 @@ def test_outside_var_lib_it_may_write_the_root_and_its_state(
     service = deployed["units"]["hermes-agent-dashboard"]["serviceConfig"]
     assert service["ReadWritePaths"] == ["/srv/hermes", "/srv/hermes-state"]
     assert "StateDirectory" not in service
+
+
+def test_the_gateways_keep_their_environment_files_and_the_dashboard_gets_credentials(
+        nixpkgs_lib: str) -> None:  # noqa: F811
+    deployed = evaluate(nixpkgs_lib, two_profiles(extra=ON))
+    units = deployed["units"]
+    files = {"work": ["/run/agenix/hermes-work.env"],
+             "research": ["/run/agenix/hermes-research.env", "/run/secrets/shared.env"]}
+    for name, paths in files.items():
+        assert units[f"hermes-agent-{name}"]["serviceConfig"]["EnvironmentFile"] == paths
+    service = units["hermes-agent-dashboard"]["serviceConfig"]
+    assert "EnvironmentFile" not in service  # one environment would mix two profiles'
+    assert sorted(service["LoadCredential"]) == sorted(
+        f"{credential_name(path)}:{path}" for paths in files.values() for path in paths)
+    assert credential_name("/run/agenix/hermes-work.env").startswith("hermes-env-")
+    alone = evaluate(nixpkgs_lib, two_profiles(extra=ON + (
+        " profiles.work.environmentFiles = lib.mkForce [ ];"
+        " profiles.research.environmentFiles = lib.mkForce [ ];")))
+    assert "LoadCredential" not in alone["units"]["hermes-agent-dashboard"]["serviceConfig"]
+
+
+def with_keys_in_files(base_url: str) -> str:
+    """Two profiles on the fake LLM whose key is only in their own environment file."""
+    def profile(name: str) -> str:
+        return f"""profiles.{name} = {{
+          settings.defaults = [ {{ provider = "custom"; }} ];
+          settings.provider = {{ model = "gpt-4o"; api_base = "{base_url}";
+                                 retry_backoff = 0; max_retries = 1; timeout = 10; }};
+          environmentFiles = [ "/run/agenix/hermes-{name}.env" ];
+        }};"""
+    return ("{ services.hermes-agent = { enable = true; dashboard.enable = true; "
+            + profile("work") + profile("research") + " }; }")
+
+
+def test_each_profile_chats_from_the_dashboard_with_its_own_secret_file(
+        nixpkgs_lib: str, tmp_path: Path) -> None:  # noqa: F811
+    """The unit as systemd runs it: the layer rendered by the module, and its
+    LoadCredential= files in $CREDENTIALS_DIRECTORY (the paths themselves do not exist
+    here, as a root-only agenix file is unreadable to the service user): each profile's
+    turn reaches the model with its own key."""
+    keys = {"work": "sk-work-key-0001", "research": "sk-research-key-0002"}
+    with FakeLLM(strict=False) as llm:
+        deployed = evaluate(nixpkgs_lib, with_keys_in_files(llm.openai_base_url))
+        assert deployed["failedAssertions"] == []
+        credentials = tmp_path / "credentials"
+        credentials.mkdir()
+        for line in deployed["units"]["hermes-agent-dashboard"]["serviceConfig"][
+                "LoadCredential"]:
+            name, _, path = line.partition(":")
+            profile = path.removeprefix("/run/agenix/hermes-").removesuffix(".env")
+            (credentials / name).write_text(f"CUSTOM_API_KEY={keys[profile]}\n")
+        layer = tmp_path / "layer"
+        for name, text in deployed["layer"]["files"].items():
+            (layer / name).parent.mkdir(parents=True, exist_ok=True)
+            (layer / name).write_text(text)
+
+        def prepare(environ: dict[str, str]) -> None:
+            environ.update(HERMES_CONFIG_LAYERS=str(layer),
+                           CREDENTIALS_DIRECTORY=str(credentials))
+
+        with dashboard_for(tmp_path / "user", profiles=("work", "research"),
+                           prepare=prepare) as board, board.client() as client:
+            for profile, key in keys.items():
+                csrf = csrf_of(client.get(f"/p/{profile}/chat").text)
+                llm.script.push(Reply(text=f"Hello from {profile}."))
+                got = turn(client, csrf, "hi", profile=profile)
+                assert got[-1]["type"] == "done", got
+                assert llm.requests[-1].headers["authorization"] == f"Bearer {key}"

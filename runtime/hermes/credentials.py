@@ -7,6 +7,7 @@ secret's value is never printed or logged: ``redact`` replaces it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -77,24 +78,43 @@ def write_env_file(path: Path, values: Mapping[str, str]) -> None:
     atomic_write(path, "\n".join(lines) + ("\n" if lines else ""), mode=0o600)
 
 
-def read_environment_files(paths: Iterable[str | Path]) -> tuple[dict[str, Path], dict[
-        str, str], list[Path]]:
+def credential_name(path: str | Path) -> str:
+    """The systemd credential a unit may be handed the environment file ``path`` under
+    (``LoadCredential=<name>:<path>``: systemd reads it as root, so a file only root can
+    read reaches the service user; the NixOS dashboard serves every profile this way):
+    ``hermes-env-`` and 16 hex digits of the path's SHA-256 (nix/lib.nix computes it
+    too)."""
+    return "hermes-env-" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+
+
+def read_environment_files(paths: Iterable[str | Path], credentials: Path | None = None
+                           ) -> tuple[dict[str, Path], dict[str, str], list[Path]]:
     """``(file of each name, values, unreadable files)`` of ``NAME=value`` files; a name
-    in two files takes the later one's value, as systemd's ``EnvironmentFile=`` does."""
+    in two files takes the later one's value, as systemd's ``EnvironmentFile=`` does. A
+    file handed over in ``credentials`` (the unit's ``$CREDENTIALS_DIRECTORY``) under its
+    ``credential_name`` is read there."""
     origin: dict[str, Path] = {}
     values: dict[str, str] = {}
     unreadable: list[Path] = []
-    for path in map(Path, paths):
+    for named in paths:
+        handed = credentials / credential_name(named) if credentials else None
+        path = handed if handed is not None and handed.is_file() else Path(named)
         try:
             found = read_env_file(path) if path.is_file() else None
         except OSError:
             found = None
         if found is None:
-            unreadable.append(path)
+            unreadable.append(Path(named))
             continue
         values |= found
-        origin |= dict.fromkeys(found, path)
+        origin |= dict.fromkeys(found, Path(named))
     return origin, values, unreadable
+
+
+def credentials_directory(environ: Mapping[str, str]) -> Path | None:
+    """The unit's ``$CREDENTIALS_DIRECTORY`` (systemd's ``LoadCredential=``), if any."""
+    found = environ.get("CREDENTIALS_DIRECTORY", "")
+    return Path(found) if found.startswith("/") else None
 
 
 class Secrets:
@@ -105,7 +125,8 @@ class Secrets:
                  precedence: str = "dotenv", environment_files: Sequence[str | Path] = ()):
         self.dotenv = read_env_file(env_file)
         self.environ = environ
-        self.origin, self.files, self.unreadable = read_environment_files(environment_files)
+        self.origin, self.files, self.unreadable = read_environment_files(
+            environment_files, credentials_directory(environ))
         self.environment = {**self.files, **environ}
         self.precedence = precedence
 
