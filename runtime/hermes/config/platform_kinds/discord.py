@@ -59,3 +59,28 @@ class Settings(MessagingSettings):
     slash_commands: bool = True
     """Register the built-in commands (``/new``, ``/approve``, ...) and the profile's
     skills as the bot's slash commands when it connects."""
+
+
+def check(token: str | None, settings: Settings) -> tuple[bool, str]:
+    """``hermes doctor``: the bot token, by one ``GET /users/@me`` (standard library, a
+    short timeout; the token is never shown)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    if not token:
+        return False, "no bot token: `hermes config set DISCORD_BOT_TOKEN <token>`"
+    request = urllib.request.Request(f"{settings.api_base}/users/@me", headers={
+        "Authorization": f"Bot {token}", "User-Agent": "DiscordBot (hermes doctor, 1)"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310 - http(s)
+            name = json.loads(response.read()).get("username", "?")
+    except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            return False, (f"{settings.api_base} refused the bot token (401): set the right "
+                           "one: `hermes config set DISCORD_BOT_TOKEN <token>`")
+        return False, f"{settings.api_base}: HTTP {exc.code}"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return False, f"{settings.api_base}: {reason}".replace(token, "<token>")
+    return True, f"bot @{name} via {settings.api_base}"
