@@ -2,9 +2,11 @@
 
 Through the real CLI with the fake LLM issuing the tool call: from ``hermes chat`` (no
 gateway) the Telegram platform is connected for the moment, as ``hermes cron run`` does
-(the fake Bot API, tests/fakebot); the targets are listed; a message to another chat is
-asked first in manual approval mode (refused in a one-shot, where nobody can answer); a
-platform not configured is refused in one line; cron runs never get the tool."""
+(the fake Bot API, tests/fakebot), and so is email (dovecot and SMTP on loopback); in a
+real gateway the running platform sends, and a message to another chat is asked in the
+chat first (``/approve``) while one to the chat itself is not; the targets are listed; a
+one-shot in manual approval mode refuses (nobody can answer); a platform not configured
+is refused in one line; cron runs never get the tool."""
 
 from __future__ import annotations
 
@@ -14,18 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ok
+from conftest import ok, wait_until
 from fakebot import FakeBotAPI, check_markdown_v2, serving
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
-from messaging_support import configure_messaging
+from gateway_support import gateway
+from mail_support import AUTHSERV, MailServers
+from messaging_support import configure_messaging, platform_detail
 
 TOKEN = "123456789:AAH-send-test-token-0123456789abcdefg"
-HOME_CHAT, OTHER_CHAT = 4242, -1009
+HOME_CHAT, OTHER_CHAT, ADA = 4242, -1009, 31337
+AGENT, ALICE = "messenger@hermes.test", "carol@hermes.test"
 
 
 def script(request: RecordedRequest) -> Reply:
     """``send TARGET: TEXT`` calls send_message; ``list`` lists; then the result is said."""
-    if request.tool_results:
+    if request.body["messages"][-1]["role"] == "tool":  # this turn's call was answered
         return Reply(text=f"tool said: {request.tool_results[-1].content}")
     text = (request.last_user_text or "").splitlines()[-1]
     if text.startswith("send "):
@@ -48,12 +53,16 @@ def bot() -> Iterator[FakeBotAPI]:
         yield api
 
 
+def telegram(bot: FakeBotAPI) -> dict:
+    return {"kind": "telegram", "token": "${secret:TELEGRAM_BOT_TOKEN}",
+            "allowed_users": [str(ADA)], "home_channel": HOME_CHAT,
+            "settings": {"base_url": bot.url, "poll_timeout": 2, "send_rate": 50}}
+
+
 @pytest.fixture
 def profile(root: Path, llm: FakeLLM, bot: FakeBotAPI) -> Path:
     configure_messaging(root, llm.openai_base_url, {
-        "telegram": {"kind": "telegram", "token": "${secret:TELEGRAM_BOT_TOKEN}",
-                     "allowed_users": ["1"], "home_channel": HOME_CHAT,
-                     "settings": {"base_url": bot.url, "poll_timeout": 2, "send_rate": 50}},
+        "telegram": telegram(bot),
         "webhook": {"kind": "webhook", "settings": {"port": 0, "routes": {}}}},
         {"TELEGRAM_BOT_TOKEN": TOKEN})
     return root
@@ -129,3 +138,43 @@ def test_cron_runs_and_profiles_without_chats_do_not_get_the_tool(
         "webhook": {"kind": "webhook", "settings": {"port": 0, "routes": {}}}})
     ok(hermes("chat", "-q", "hello"))
     assert "send_message" not in llm.requests[-1].tool_names
+
+
+def test_in_the_gateway_another_chat_is_asked_in_the_chat_first(
+        environ: dict[str, str], root: Path, llm: FakeLLM, bot: FakeBotAPI) -> None:
+    configure_messaging(root, llm.openai_base_url, {"telegram": telegram(bot)},
+                        {"TELEGRAM_BOT_TOKEN": TOKEN}, approvals={"chat_timeout": 30})
+    with gateway(environ, root, ready=False) as gw:
+        platform_detail(gw, "telegram")
+        before = len(bot.texts(ADA))
+        bot.push(f"send telegram:{ADA}: to myself", user_id=ADA)
+        said_here = wait_until(lambda: bot.texts(ADA)[before:] if len(bot.texts(ADA))
+                               >= before + 2 else None, 60, "the message and the answer")
+        assert [check_markdown_v2(t)[1] for t in said_here][0] == "to myself"  # not asked
+        bot.push(f"send telegram:{OTHER_CHAT}: The deploy is done", user_id=ADA)
+        question = wait_until(lambda: [t for t in texts(bot, ADA)
+                                       if "/approve" in t], 60, "the approval question")
+        assert f"send_message to telegram:{OTHER_CHAT}: The deploy is done" in question[-1]
+        assert "The deploy is done" not in texts(bot, OTHER_CHAT)
+        bot.push("/approve", user_id=ADA)
+        wait_until(lambda: "The deploy is done" in texts(bot, OTHER_CHAT), 60, "the message")
+        wait_until(lambda: any('"sent_to"' in t for t in texts(bot, ADA)), 60, "the answer")
+
+
+def test_a_chat_sends_an_email(hermes, root: Path, llm: FakeLLM,
+                               mail_servers: MailServers) -> None:
+    dovecot, smtp = mail_servers.dovecot, mail_servers.smtp
+    for user in (AGENT, ALICE):
+        dovecot.add_user(user, f"pw-{user.partition('@')[0]}-0123456789")
+    configure_messaging(root, llm.openai_base_url, {"email": {
+        "kind": "email", "token": "${secret:EMAIL_PASSWORD}", "allowed_users": [ALICE],
+        "settings": {"address": AGENT, "imap_host": "127.0.0.1", "imap_port": dovecot.port,
+                     "imap_tls": "none", "smtp_host": "127.0.0.1", "smtp_port": smtp.port,
+                     "smtp_tls": "none", "subject": "From your agent",
+                     "authserv_id": AUTHSERV}}},
+        {"EMAIL_PASSWORD": dovecot.users[AGENT]})
+    assert said(hermes, f"send email:{ALICE}: The report is ready.", "--yolo")[
+        "sent_to"] == f"email:{ALICE}"
+    [mail] = [m for _flags, m in dovecot.inbox(ALICE) if m["Subject"] == "From your agent"]
+    assert mail["From"] == AGENT
+    assert str(mail.get_content()).strip() == "The report is ready."
