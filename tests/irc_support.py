@@ -9,6 +9,7 @@ speaking just what the SASL tests need (CAP, AUTHENTICATE, account tags), over r
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import shutil
 import socket
@@ -229,10 +230,12 @@ Script = Callable[["ScriptedClient", str], None]
 class ScriptedClient:
     """One connection to a ``ScriptedServer``: what the script can see and say."""
 
-    def __init__(self, wfile: socketserver.StreamRequestHandler, server: ScriptedServer):
-        self._handler = wfile
-        self.server = server
+    def __init__(self, handler: socketserver.StreamRequestHandler):
+        self._handler = handler
         self.nick = ""
+        self.capped = False
+        """Whether it began with CAP LS (then registration waits for CAP END)."""
+        self.welcomed = False
 
     def send(self, text: str) -> None:
         self._handler.wfile.write(text.encode("utf-8") + b"\r\n")
@@ -240,26 +243,27 @@ class ScriptedClient:
 
 
 class ScriptedServer(socketserver.ThreadingTCPServer):
-    """A tiny IRC server on loopback: ``script`` answers each line a client sends (it sees
-    the client and the raw line); every line received is recorded in ``lines``."""
+    """A tiny IRC server on loopback: ``script`` answers each line a client sends; every
+    line received is recorded in ``lines`` with the time it arrived."""
 
     daemon_threads = True
     allow_reuse_address = True
 
     def __init__(self, script: Script):
         self.script = script
-        self.lines: list[str] = []
+        self.lines: list[tuple[float, str]] = []
         self.clients: list[ScriptedClient] = []
         server = self
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
-                client = ScriptedClient(self, server)
+                client = ScriptedClient(self)
                 server.clients.append(client)
-                for raw in self.rfile:
-                    text = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    server.lines.append(text)
-                    server.script(client, text)
+                with contextlib.suppress(OSError):
+                    for raw in self.rfile:
+                        text = raw.decode("utf-8", "replace").rstrip("\r\n")
+                        server.lines.append((time.monotonic(), text))
+                        server.script(client, text)
 
         super().__init__(("127.0.0.1", 0), Handler)
         self.port = int(self.server_address[1])
@@ -272,3 +276,74 @@ class ScriptedServer(socketserver.ThreadingTCPServer):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+    def said(self, prefix: str) -> list[tuple[float, str]]:
+        """Lines received that start with ``prefix`` (with their arrival times)."""
+        return [(at, text) for at, text in list(self.lines) if text.startswith(prefix)]
+
+    def client(self, nick: str) -> ScriptedClient:
+        found = wait_until(lambda: next((c for c in self.clients if c.nick == nick and
+                                         c.welcomed), None), 30, f"{nick} to register")
+        assert isinstance(found, ScriptedClient)
+        return found
+
+
+@dataclass
+class ServicesNetwork:
+    """The script of a network with services accounts: SASL PLAIN against ``accounts``
+    (name -> password), ``account-tag`` on the messages the test injects; the first PRIVMSG
+    holding ``throttle_after`` is answered with ERR_TARGETTOOFAST (wait ``throttle``
+    seconds)."""
+
+    accounts: dict[str, str]
+    throttle: int = 2
+    throttle_after: str = ""
+
+    def __call__(self, client: ScriptedClient, text: str) -> None:
+        command, _, rest = text.partition(" ")
+        handler = getattr(self, f"_{command.lower()}", None)
+        if handler is not None:
+            handler(client, rest)
+
+    def _cap(self, client: ScriptedClient, rest: str) -> None:
+        if rest.startswith("LS"):
+            client.capped = True
+            client.send(":services.test CAP * LS :sasl account-tag multi-prefix")
+        elif rest.startswith("REQ"):
+            client.send(f":services.test CAP * ACK :{rest.split(':', 1)[-1].strip()}")
+        elif rest == "END":
+            self._welcome(client)
+
+    def _authenticate(self, client: ScriptedClient, rest: str) -> None:
+        if rest == "PLAIN":
+            client.send("AUTHENTICATE +")
+            return
+        _authz, account, password = base64.b64decode(rest).decode().split("\0")
+        if self.accounts.get(account) == password:
+            client.send(f":services.test 900 * * {account} :You are now logged in as "
+                        f"{account}")
+            client.send(":services.test 903 * :SASL authentication successful")
+        else:
+            client.send(":services.test 904 * :SASL authentication failed")
+
+    def _nick(self, client: ScriptedClient, rest: str) -> None:
+        client.nick = rest.lstrip(":")
+        if not client.capped:
+            self._welcome(client)
+
+    def _ping(self, client: ScriptedClient, rest: str) -> None:
+        client.send(f":services.test PONG services.test {rest}")
+
+    def _privmsg(self, client: ScriptedClient, rest: str) -> None:
+        if self.throttle_after and self.throttle_after in rest:
+            self.throttle_after = ""
+            target = rest.split(" ", 1)[0]
+            client.send(f":services.test 439 {client.nick} {target} :Target change too "
+                        f"fast. Please wait {self.throttle} seconds.")
+
+    def _welcome(self, client: ScriptedClient) -> None:
+        if client.nick and not client.welcomed:
+            client.send(f":services.test 001 {client.nick} :Welcome")
+            client.send(f":services.test 005 {client.nick} CHANTYPES=# :are supported")
+            client.send(f":services.test 422 {client.nick} :MOTD File is missing")
+            client.welcomed = True

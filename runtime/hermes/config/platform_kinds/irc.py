@@ -84,3 +84,18 @@ class Settings(MessagingSettings):
                                       "{host} in the clear; use TLS (port 6697)",
                                       {"host": self.server})
         return self
+
+
+def check(token: str | None, settings: Settings) -> tuple[bool, str]:
+    """``hermes doctor``: connect, register (with SASL when a password is set) and quit:
+    the server reachable, TLS verified, the nick and the login accepted. The client is
+    the gateway's, loaded by name like ``ADAPTER``."""
+    import asyncio
+    import importlib
+    import logging
+
+    client = importlib.import_module("hermes.gateway.irc.client")
+    result: tuple[bool, str] = asyncio.run(client.check_login(
+        client.login_for(settings, f"platforms.enabled.{KIND}"),
+        logging.getLogger("hermes.doctor")))
+    return result

@@ -15,8 +15,9 @@ import ssl
 import time
 from dataclasses import dataclass
 
+from hermes.config.platform_kinds.irc import Settings
 from hermes.gateway.irc.protocol import UNKNOWN_PREFIX, Line, fold, line, parse
-from hermes.gateway.messaging.connection import AccessDenied
+from hermes.gateway.messaging.connection import AccessDenied, describe
 from hermes.gateway.messaging.outbox import Disconnected, Rejected
 
 WANTED_CAPS = frozenset({"account-tag", "account-notify", "extended-join", "message-tags"})
@@ -47,6 +48,34 @@ class Login:
     server_password: str | None
     key: str
     """The platform's config key, for errors (``platforms.enabled.irc``)."""
+
+
+def login_for(settings: Settings, key: str) -> Login:
+    """The ``Login`` of a platform's settings (``key``: its config key)."""
+    return Login(settings.server, settings.port, settings.tls, settings.ca_file,
+                 settings.nick, settings.username, settings.realname, settings.password,
+                 settings.sasl_username, settings.server_password, key)
+
+
+async def check_login(login: Login, log: logging.Logger) -> tuple[bool, str]:
+    """``hermes doctor``: connect, register (SASL too, when set) and quit; whether it
+    worked, and what the server said."""
+    client = IrcClient(login, log)
+    where = f"{login.server}:{login.port}"
+    try:
+        await client.open()
+    except AccessDenied as exc:
+        return False, str(exc)
+    except Exception as exc:  # noqa: BLE001 - unreachable, TLS refused, ...: one line
+        return False, f"{where}: {describe(exc)}"
+    finally:
+        await client.close("hermes doctor")
+    account = f", SASL account {login.sasl_username or login.nick} accepted" \
+        if login.password else ""
+    taken = f" ({login.nick} is in use: the gateway's own connection?)" \
+        if fold(client.nick) != fold(login.nick) else ""
+    return True, (f"{where} ({'TLS' if login.tls else 'plain text'}): registered as "
+                  f"{client.nick}{account}{taken}")
 
 
 class IrcClient:

@@ -25,7 +25,7 @@ from hermes.config.platform_kinds.irc import Settings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError
 from hermes.gateway.base import MessageEvent, MessageSource
-from hermes.gateway.irc.client import IrcClient, Login
+from hermes.gateway.irc.client import IrcClient, login_for
 from hermes.gateway.irc.identity import AllowList, Sender
 from hermes.gateway.irc.protocol import (
     Line,
@@ -55,11 +55,8 @@ class IrcPlatform(MessagingAdapter):
                               "settings.password (SASL), a server's is "
                               "settings.server_password", key=f"{key}.token")
         self.allow = AllowList(config.allowed_users, f"{key}.allowed_users")
-        self.client = IrcClient(Login(
-            settings.server, settings.port, settings.tls, settings.ca_file, settings.nick,
-            settings.username, settings.realname, settings.password, settings.sasl_username,
-            settings.server_password, key), self.log, settings.ping_interval,
-            settings.regain_interval)
+        self.client = IrcClient(login_for(settings, key), self.log, settings.ping_interval,
+                                settings.regain_interval)
 
     def split(self, text: str) -> list[str]:
         """Parts that fit any target (``deliver`` cuts again to the exact budget)."""
