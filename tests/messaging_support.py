@@ -17,7 +17,7 @@ import httpx
 import yaml
 
 from conftest import stop_servers
-from fakellm import FakeLLM, RecordedRequest, Reply
+from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway
 from hermes.gateway.webhook.signature import sign
 
@@ -35,6 +35,17 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def delete_asking_approval(request: RecordedRequest) -> Reply | None:
+    """A fake-LLM step for ``delete PATH``: a ``rm -rf PATH`` tool call (dangerous: the chat
+    is asked to approve it), then what the tool said; None for other messages."""
+    text = request.last_user_text or ""
+    if not text.startswith("delete "):
+        return None
+    if not request.tool_results:
+        return Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {text[7:]}"})])
+    return Reply(text=f"tool said: {str(request.tool_results[-1].content)[:60]}")
 
 
 def echo(request: RecordedRequest) -> Reply:

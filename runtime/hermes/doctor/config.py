@@ -13,6 +13,7 @@ from hermes.credentials import secret_hint
 from hermes.doctor.base import Check, Status
 from hermes.doctor.browser import check_browser
 from hermes.doctor.network import docker_ping, endpoint_answers, provider_base, ssh_answers
+from hermes.doctor.platforms import check_platforms
 from hermes.doctor.sandbox import check_sandbox, check_workspace
 from hermes.doctor.vision import check_vision
 from hermes.doctor.web import check_web_search
@@ -37,7 +38,8 @@ def check_config(home: Home, environ: Mapping[str, str], overrides: list[str], *
     checks.append(_endpoint(config.provider, offline))
     return [*checks, *_environment(config, home, environ, offline),
             check_browser(config.browser), check_web_search(config.web),
-            check_vision(config.provider, config.vision)]
+            check_vision(config.provider, config.vision),
+            *check_platforms(config.platforms, offline=offline)]
 
 
 def config_fix(exc: ConfigError, home: Home) -> str:
