@@ -20,8 +20,8 @@ CHANNEL = re.compile(r"[#&+!][^\s,\x07:]{1,49}")
 
 def _nick(value: str) -> str:
     if not NICK.fullmatch(value):
-        raise PydanticCustomError("nick", "not an IRC nick (a letter or one of []\\`_^{{|}} "
-                                  "first, then also digits and -, 30 at most); e.g. hermes")
+        raise PydanticCustomError("nick", "not an IRC nick (a letter or one of _[]{}|^` first, "
+                                  "then also digits and -; 30 at most); e.g. hermes")
     return value
 
 

@@ -14,11 +14,14 @@ import re
 import ssl
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hermes.config.platform_kinds.irc import Settings
 from hermes.gateway.irc.protocol import UNKNOWN_PREFIX, Line, fold, line, parse
 from hermes.gateway.messaging.connection import AccessDenied, describe
 from hermes.gateway.messaging.outbox import Disconnected, Rejected
+
+if TYPE_CHECKING:  # the kind module is loaded through platform_schema, never first
+    from hermes.config.platform_kinds.irc import Settings
 
 WANTED_CAPS = frozenset({"account-tag", "account-notify", "extended-join", "message-tags"})
 REGISTER_TIMEOUT = 30.0
