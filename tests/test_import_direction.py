@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "hermes.mcp": SERVICES,
     "hermes.web": SERVICES,
     "hermes.vision": SERVICES,
+    "hermes.voice": SERVICES,
     "hermes.browser": SERVICES,
     "hermes.models": SERVICES,
     "hermes.doctor": SERVICES,

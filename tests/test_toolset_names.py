@@ -26,6 +26,7 @@ from hermes.skills.tools import skill_tools
 from hermes.tools.core import core_tools
 from hermes.vision.tool import vision_analyze_tool
 from hermes.web.extract_tool import web_extract_tool
+from hermes.voice.tool import text_to_speech_tool
 from hermes.web.search import web_search_tool
 
 CODING = ["read_file", "write_file", "patch", "search_files", "terminal", "process", "todo",
@@ -106,6 +107,7 @@ def test_the_catalogue_names_every_registered_tool() -> None:
              *skill_tools(None), cronjob_tool(None), delegate_tool(),  # type: ignore[arg-type]
              web_extract_tool(), web_search_tool(None, lambda: "off"),
              vision_analyze_tool(None, None, lambda: None),  # type: ignore[arg-type, return-value]
+             text_to_speech_tool(None),
              send_message_tool(Outbound(PlatformsConfig(name="none"))),
              *browser_tools(BrowserService(home_from_path(Path("/nowhere")), BrowserConfig()))]
     registered = {spec.name: spec.toolset for spec in specs}

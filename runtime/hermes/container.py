@@ -69,6 +69,8 @@ from hermes.skills.store import SkillsStore, skills_store
 from hermes.skills.tools import skill_tools
 from hermes.tools.registry import build_tool_registry
 from hermes.vision.tool import vision_analyze_tool
+from hermes.voice.service import Voice
+from hermes.voice.tool import text_to_speech_tool
 from hermes.web.extract_tool import web_extract_tool
 from hermes.web.search import configured_backend, web_search_tool
 
@@ -92,11 +94,13 @@ def _tool_specs_of(memory: MemoryProvider, skills: SkillsStore,
 
 
 def _with_browser(specs: list[Any], browser: BrowserService, vision: Any = None,
-                  web: Any = None, model: Any = None) -> list[Any]:
-    """The services' tools, the ``browser`` toolset's (hidden without a browser) and
-    ``vision_analyze`` (``vision.*``; ``last_screenshot`` is the browser's)."""
+                  web: Any = None, model: Any = None, voice: Voice | None = None) -> list[Any]:
+    """The services' tools, the ``browser`` toolset's (hidden without a browser),
+    ``vision_analyze`` (``vision.*``; ``last_screenshot`` is the browser's) and
+    ``text_to_speech`` (``tts.*``; hidden while it is ``none``)."""
     return [*specs, *browser_tools(browser),
-            vision_analyze_tool(vision, web, model, browser.last_screenshot)]
+            vision_analyze_tool(vision, web, model, browser.last_screenshot),
+            text_to_speech_tool(voice)]
 
 
 def _runtime_events(plugins: Any, shell_hooks: Any, browser: BrowserService) -> Any:
@@ -197,6 +201,10 @@ class RuntimeContainer(containers.DeclarativeContainer):
     """The ``browser`` toolset's browser (``browser.*``): started at the first browser
     tool call, a context per session, closed with the runtime."""
 
+    voice = providers.Singleton(Voice, stt=settings.provided.stt, tts=settings.provided.tts)
+    """Speech in and out (``stt``, ``tts``); its commands run in ``environment`` (given
+    below, where that is declared)."""
+
     tools = providers.Singleton(
         build_tool_registry,
         enabled=settings.provided.toolsets.enabled,
@@ -206,7 +214,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
             _tool_specs_of, memory, skills, environ, jobs, settings.provided.delegation,
             settings.provided.web, web_model.provider,
             providers.Callable(lazy, plugins.provider, "web_search_providers"), outbound),
-            browser, settings.provided.vision, settings.provided.web, model.provider),
+            browser,
+            settings.provided.vision, settings.provided.web, model.provider, voice),
         contributed=providers.Callable(_contributed_toolsets, plugins, mcp),
     )
 
@@ -230,6 +239,8 @@ class RuntimeContainer(containers.DeclarativeContainer):
                                      environ=environ, host=plugins.provider),
         ),
     )
+
+    voice.add_kwargs(environment=environment)
 
     hooks = providers.Singleton(_runtime_events, plugins, shell_hooks, browser)
     """The runtime's event bus: the plugins' and shell hooks' callbacks; each session adds

@@ -49,6 +49,12 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
+        if self.command == "POST" and self.fake.audio.handles(path):
+            status, kind, body = self.fake.audio.answer(
+                path, {k.lower(): v for k, v in self.headers.items()}, raw)
+            self._start(status, kind, {"Content-Length": str(len(body))})
+            self.wfile.write(body)
+            return
         wire = self.fake.route(path) if self.command == "POST" else None
         request = self.fake._record(self.command, path, dict(self.headers.items()), raw, wire)
         if self.command == "GET" and path.endswith("/models") and self.fake.models is not None:

@@ -13,6 +13,7 @@ from http.server import ThreadingHTTPServer
 from types import TracebackType
 
 from .anthropic import AnthropicMessages
+from .audio import FakeAudio
 from .bedrock import BedrockConverse
 from .handler import Handler
 from .openai_chat import OpenAIChat
@@ -65,6 +66,8 @@ class FakeLLM:
                                          BedrockConverse)]
         self.wires: dict[str, Wire] = {path: wire for wire in wires for path in wire.paths}
         """Each format by the paths it serves (parameters shown as ``{modelId}``)."""
+        self.audio = FakeAudio()
+        """OpenAI's ``…/audio/transcriptions`` and ``…/audio/speech`` (``fakellm.audio``)."""
         self._address = (host, port)
         self._server: _HTTPServer | None = None
         self._thread: threading.Thread | None = None

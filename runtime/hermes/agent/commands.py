@@ -70,9 +70,14 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("image", "attach an image (PNG, JPEG, GIF, WebP) to your next message; "
             "without PATH, list what is attached", CHAT, args="[PATH]"),
     Builtin("stop", "interrupt the running turn", GATEWAY),
+    Builtin("voice", "answers in this chat as text (off), text and speech (on) or speech "
+            "alone (only); voice messages you send are transcribed", GATEWAY,
+            args="[on|off|only]"),
     Builtin("approve", "allow the command the agent asks to run (once, for the session "
             "or always)", GATEWAY, args="[session|always]"),
     Builtin("deny", "refuse the command the agent asks to run", GATEWAY),
+    Builtin("link", "link this account with your other one: /link gives a code, /link CODE "
+            "sent from the other account links them", GATEWAY, args="[CODE]"),
     Builtin("plugins", "the plugins loaded, and what each registered", CHAT),
     Builtin("help", "this list", BOTH),
     Builtin("exit", "leave (Ctrl-D works too)", CHAT, aliases=("quit",)),

@@ -38,6 +38,7 @@ from hermes.config.plugins_schema import (
 )
 from hermes.config.sections import NonBlank, Section
 from hermes.config.toolset_names import tool_error, toolset_error
+from hermes.config.voice_schema import SttConfig, TtsConfig
 from hermes.config.web_schema import WebConfig
 from hermes.errors import did_you_mean, one_of
 
@@ -493,6 +494,10 @@ class HermesConfig(Section):
     """Web search backend and web request limits (config group ``web``)."""
     browser: BrowserConfig = BrowserConfig()
     """The browser of the ``browser`` toolset (config group ``browser``)."""
+    stt: SttConfig = SttConfig()
+    """Speech to text: voice messages transcribed before the turn (config group ``stt``)."""
+    tts: TtsConfig = TtsConfig()
+    """Text to speech: spoken answers and ``text_to_speech`` (config group ``tts``)."""
     agent: AgentConfig = AgentConfig()
     """The agent loop."""
     approvals: ApprovalsConfig = ApprovalsConfig()

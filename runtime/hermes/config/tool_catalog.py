@@ -50,6 +50,8 @@ TOOLSETS: tuple[ToolsetSpec, ...] = (
                 tools=("web_search", "web_extract")),
     ToolsetSpec("vision", "Look at images: files, URLs, the browser's last screenshot "
                 "(vision.model for a main model without vision).", tools=("vision_analyze",)),
+    ToolsetSpec("voice", "Speak text aloud into an audio file, sent to the chat as a voice "
+                "message (tts.*; hidden while tts is none).", tools=("text_to_speech",)),
     ToolsetSpec("messaging", "Send messages to this profile's chats on its messaging "
                 "platforms (platforms.enabled).", tools=("send_message",)),
     ToolsetSpec("core", "Every built-in tool.",

@@ -19,6 +19,7 @@ from hermes.chats import MessageSource
 
 if TYPE_CHECKING:
     from hermes.gateway.images import IncomingImage
+    from hermes.gateway.voice import IncomingAudio
 
 PlatformStateName = Literal["starting", "running", "reconnecting", "failed", "stopping",
                             "stopped"]
@@ -33,6 +34,8 @@ class MessageEvent:
     message_id: str = ""
     images: tuple[IncomingImage, ...] = ()
     """Images it carries, downloaded only for an allowed sender (``hermes.gateway.images``)."""
+    audio: tuple[IncomingAudio, ...] = ()
+    """Voice notes or audio files, transcribed before the turn (``hermes.gateway.voice``)."""
 
 
 @dataclass

@@ -10,7 +10,8 @@ message first and may drop or rewrite it.
 
 A message's images (``hermes.gateway.images``) are downloaded here, once the gate let its
 sender in, and go to the model with its text as one turn; one that cannot be attached
-is answered with one line and runs no turn.
+is answered with one line and runs no turn. Voice messages are transcribed before the
+turn and answers spoken after it as ``/voice`` says (``hermes.gateway.voice``).
 
 A dangerous command asks in the chat (``hermes.gateway.messaging.approvals``):
 ``/approve`` and ``/deny`` answer it at once, even while the turn runs. The chat is
@@ -39,6 +40,8 @@ from hermes.gateway.images import fetch_images
 from hermes.gateway.messaging.approvals import ChatApprovals
 from hermes.gateway.messaging.learned import LearnedLines
 from hermes.gateway.service import ProfileService
+from hermes.gateway.voice import ChatVoice
+from hermes.identities import IdentityStore, chat_link
 
 TYPING_EVERY = 4.0
 """Seconds between typing indicators during a turn (Telegram's lasts 5 s)."""
@@ -62,6 +65,8 @@ class SessionRouter:
                                     self._quiet)
         self._vision = VisionLimits.from_config(service.runtime.settings.vision)
         """How much image a message may carry (``vision.*``)."""
+        self.voice = ChatVoice(service.runtime.container.voice(), service.home.path, self._reply)
+        """Voice messages in, spoken answers out (``stt``, ``tts``, ``/voice``)."""
 
     @property
     def session_count(self) -> int:
@@ -100,6 +105,8 @@ class SessionRouter:
         loop = asyncio.get_running_loop()
         while queue:
             event = queue.popleft()
+            if await self.voice.refused(event):
+                continue
             try:
                 images = await fetch_images(event.images, self._vision)
             except ImageRefused as exc:  # the caption is about the image: nothing runs
@@ -108,11 +115,13 @@ class SessionRouter:
             conversation = await asyncio.to_thread(self._open, key, event.source, loop)
             typing = asyncio.create_task(self._typing(event.source))
             try:
-                answer = await self._turn(conversation, event.text, images)
+                text = await self.voice.hear(event, conversation.session_id)
+                answer = "" if text is None else await self._turn(conversation, text, images)
             finally:
                 typing.cancel()
                 await asyncio.to_thread(self._end, key, conversation)
-            await self._reply(event.source, answer)
+            await self.voice.answer(self.adapters.get(event.source.platform), event.source,
+                                    answer, conversation.session_id)
 
     async def _turn(self, conversation: Conversation, text: str,
                     images: list[Attachment]) -> str:
@@ -222,6 +231,13 @@ class SessionRouter:
         """``/approve`` or ``/deny``: the answer to the chat's pending approval."""
         return self.approvals.answer(source, text)
 
+    def _voice(self, source: MessageSource, text: str) -> str:
+        return self.voice.command(source, text)
+
+    def _link(self, source: MessageSource, text: str) -> str:
+        """``/link [CODE]``: one person across accounts (``hermes.identities``)."""
+        return chat_link(IdentityStore(self.service.home.path), source, parse(text)[1])
+
     def _usage(self, source: MessageSource, text: str) -> str:
         session_id = self._sessions.get(source.session_key)
         if session_id is None:
@@ -256,7 +272,8 @@ Command = Callable[[SessionRouter, MessageSource, str], str]
 COMMANDS: Bound[Command] = bind("gateway", {
     "new": SessionRouter._new, "model": SessionRouter._model, "usage": SessionRouter._usage,
     "stop": SessionRouter._stop, "approve": SessionRouter._answer,
-    "deny": SessionRouter._answer, "help": SessionRouter._help})
+    "deny": SessionRouter._answer, "help": SessionRouter._help, "voice": SessionRouter._voice,
+    "link": SessionRouter._link})
 """The gateway's built-in slash commands, bound to the table's entries for it."""
 
 

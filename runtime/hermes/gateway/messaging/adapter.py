@@ -22,8 +22,9 @@ from hermes.config.platform_schema import MessagingSettings
 from hermes.config.schema import PlatformConfig
 from hermes.gateway.base import MessageHandler, MessageSource, PlatformAdapter, PlatformState
 from hermes.gateway.messaging.connection import AccessDenied, Connection, describe
-from hermes.gateway.messaging.outbox import Backoff, Outbox
+from hermes.gateway.messaging.outbox import Backoff, Outbox, Rejected, Reply
 from hermes.gateway.messaging.text import split_text
+from hermes.voice.base import Audio
 
 CLOSE_WAIT = 10.0
 """Seconds ``close`` waits for queued replies to leave."""
@@ -36,6 +37,9 @@ class MessagingAdapter(PlatformAdapter):
     """Longest message the platform takes; longer replies are split."""
     backoff = Backoff()
     """Between reconnection attempts and failed sends."""
+    voice_format: str | None = None
+    """How its voice messages are encoded (``hermes.voice.audio.FORMATS``, e.g.
+    ``ogg-opus``); None: the platform sends none (``deliver_voice`` is not written)."""
 
     def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
         self.name = name
@@ -45,7 +49,7 @@ class MessagingAdapter(PlatformAdapter):
         self.status = PlatformState()
         settings = config.settings
         assert isinstance(settings, MessagingSettings)  # the schema types it by ``kind``
-        self.outbox = Outbox(name, self.deliver, self.log, per_second=settings.send_rate,
+        self.outbox = Outbox(name, self._deliver_reply, self.log, per_second=settings.send_rate,
                              backoff=self.backoff)
         self.connection = Connection(name, self.connect, self.listen, self.outbox,
                                      self.status, self.log, self.backoff)
@@ -93,8 +97,23 @@ class MessagingAdapter(PlatformAdapter):
         for part in self.split(text):
             self.outbox.put(source, part)
 
+    async def send_voice(self, source: MessageSource, sound: Audio) -> None:
+        """Queue a spoken reply (in ``voice_format``) after what is queued; returns at once."""
+        self.outbox.put(source, sound)
+
     def split(self, text: str) -> list[str]:
         return split_text(text, self.max_chars)
+
+    async def deliver_voice(self, source: MessageSource, sound: Audio) -> None:
+        """Send one voice message; raise as ``deliver`` does (platforms with a
+        ``voice_format`` write it)."""
+        raise Rejected(f"{self.name} sends no voice messages")
+
+    async def _deliver_reply(self, source: MessageSource, reply: Reply) -> None:
+        if isinstance(reply, Audio):
+            await self.deliver_voice(source, reply)
+        else:
+            await self.deliver(source, reply)
 
     @abstractmethod
     async def connect(self) -> None:

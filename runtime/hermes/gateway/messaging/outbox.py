@@ -23,8 +23,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from hermes.gateway.base import MessageSource
+from hermes.voice.base import Audio
 
-Deliver = Callable[[MessageSource, str], Awaitable[None]]
+Reply = str | Audio
+"""Text, or a spoken reply (sent by the adapter's ``deliver_voice``)."""
+Deliver = Callable[[MessageSource, Reply], Awaitable[None]]
 MAX_RETRY_AFTER = 300.0
 """A longer ``retry_after`` than this is taken as this (a broken or hostile server)."""
 
@@ -77,7 +80,7 @@ class Outbox:
         self.on_lost = on_lost
         self.connected = asyncio.Event()
         """Set while the platform is connected; the worker sends only then."""
-        self._queue: deque[tuple[MessageSource, str]] = deque()
+        self._queue: deque[tuple[MessageSource, Reply]] = deque()
         self._queued = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -88,7 +91,7 @@ class Outbox:
         """Replies not delivered yet (the one being sent included)."""
         return len(self._queue)
 
-    def put(self, source: MessageSource, text: str) -> None:
+    def put(self, source: MessageSource, text: Reply) -> None:
         self._queue.append((source, text))
         self._idle.clear()
         self._queued.set()

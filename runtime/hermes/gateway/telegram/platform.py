@@ -1,8 +1,10 @@
 """The ``telegram`` platform: a bot (python-telegram-bot's ``Bot``) polling for updates.
 
 Text, photos and documents in (a photo or an image document goes to the model with its
-caption as one turn: ``hermes.gateway.images``), text out. Replies are split at 4096
-UTF-16 units (paragraphs, then lines) and sent as MarkdownV2 (``markdown``), again as
+caption as one turn: ``hermes.gateway.images``), voice notes and audio files in
+(transcribed: ``hermes.gateway.voice``), text and voice notes (OGG/Opus) out.
+Replies are split at 4096 UTF-16
+units (paragraphs, then lines) and sent as MarkdownV2 (``markdown``), again as
 plain text when Telegram rejects the markup. A chat sees "typing" while its turn runs.
 In groups the bot answers only messages that mention it (``@name``) or reply to it; the
 mention is taken out of the text. Forum topics are threads: replies go to the topic.
@@ -30,6 +32,9 @@ from hermes.gateway.messaging.connection import AccessDenied
 from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
 from hermes.gateway.messaging.text import split_text, utf16_length
 from hermes.gateway.telegram.markdown import to_markdown_v2
+from hermes.gateway.voice import IncomingAudio
+from hermes.voice.audio import OGG_OPUS
+from hermes.voice.base import Audio
 
 CHAT_TYPES = {"private": "direct", "group": "group", "supergroup": "group",
               "channel": "channel"}
@@ -42,6 +47,7 @@ class TelegramPlatform(MessagingAdapter):
     """One bot of one profile."""
 
     max_chars = MAX_CHARS
+    voice_format = OGG_OPUS
 
     def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
         super().__init__(name, config, service, listeners)
@@ -102,11 +108,18 @@ class TelegramPlatform(MessagingAdapter):
                     await self.dispatch(event)
 
     async def deliver(self, source: MessageSource, text: str) -> None:
+        await self._translated(self._send(source, text))
+
+    async def deliver_voice(self, source: MessageSource, sound: Audio) -> None:
+        await self._translated(self._bot.send_voice(voice=sound.data, **_where(source)))
+
+    async def _translated(self, sending: Any) -> None:
+        """Await a send; Telegram's errors as the outbox knows them."""
         from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
         from telegram.error import RetryAfter as TelegramRetryAfter
 
         try:
-            await self._send(source, text)
+            await sending
         except TelegramRetryAfter as exc:
             raise RetryAfter(_seconds(exc)) from None
         except (BadRequest, Forbidden) as exc:  # BadRequest is a NetworkError: first
@@ -151,7 +164,8 @@ class TelegramPlatform(MessagingAdapter):
         if message is None or message.from_user is None:
             return None
         images = self._images(message)
-        if not message.text and not images:
+        audio = self._audio(message)
+        if not message.text and not images and not audio:
             return None
         kind = CHAT_TYPES.get(message.chat.type, "group")
         text = (message.text or message.caption or "") if kind == "direct" else \
@@ -162,7 +176,18 @@ class TelegramPlatform(MessagingAdapter):
         thread = str(message.message_thread_id) if message.is_topic_message else ""
         source = MessageSource(self.name, str(message.chat.id), kind,  # type: ignore[arg-type]
                                str(user.id), user.username or user.full_name, thread)
-        return MessageEvent(source, text, str(message.message_id), images)
+        return MessageEvent(source, text, str(message.message_id), images, audio)
+
+    def _audio(self, message: Any) -> tuple[IncomingAudio, ...]:
+        """A voice note (OGG/Opus) or an audio file, downloaded only for an allowed sender."""
+        found, name = (message.voice, "voice message") if message.voice else \
+            (message.audio, "audio file")
+        if found is None:
+            return ()
+        suffix = ".ogg" if message.voice else "." + (getattr(found, "file_name", "") or
+                                                     "audio.mp3").rpartition(".")[2]
+        return (IncomingAudio(name, functools.partial(self._download, name, found.file_id),
+                              found.file_size, (found.mime_type or "").lower(), suffix),)
 
     def _images(self, message: Any) -> tuple[IncomingImage, ...]:
         """A photo (its largest size) or a document, downloaded only when the router asks
