@@ -6,14 +6,16 @@ gateway's events are not shared with it)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import ok, refused
+from conftest import ok, refused, wait_until
 from fake_slack import FakeSlack, serving
 from fakellm import FakeLLM, RecordedRequest, Reply
+from gateway_support import Gateway, gateway
 from messaging_support import configure_messaging
 
 BOT_TOKEN = "xoxb-4444-5555-setup-bot-token"
@@ -97,3 +99,23 @@ def test_cron_delivers_to_the_home_channel_and_a_thread_without_a_gateway(
     assert f"delivered to slack:{OTHER}:{thread}" in out
     assert slack.texts(OTHER, thread) == ["Done: Count the tickets"]
     assert slack.connections == connections  # the Web API only
+
+
+def test_a_refused_app_token_fails_the_platform_in_one_line(
+        environ: dict[str, str], profile: Path, slack: FakeSlack) -> None:
+    env = (profile / ".env").read_text().replace(APP_TOKEN, "xapp-1-revoked")
+    (profile / ".env").write_text(env)
+    with gateway(environ, profile, ready=False) as gw:
+        detail = wait_until(lambda: _failed(gw), 60, "the platform failed")
+    assert detail == ("Slack refused apps.connections.open: invalid_auth — set the app-level "
+                      "token (xapp-…, scope connections:write): `hermes config set "
+                      "SLACK_APP_TOKEN xapp-…`")
+    assert "xapp-1-revoked" not in (profile / "logs" / "gateway.log").read_text()
+
+
+def _failed(gw: Gateway) -> str | None:
+    try:
+        platform = json.loads((gw.home / "gateway.json").read_text())["platforms"]["slack"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return str(platform["detail"]) if platform["state"] == "failed" else None
