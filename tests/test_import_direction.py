@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "hermes.http_names": FOUNDATION,
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
+    "hermes.identities": FOUNDATION,
     "hermes.importing": FOUNDATION,
     "hermes.models.types": FOUNDATION,
     "hermes.events": FOUNDATION,

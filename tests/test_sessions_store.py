@@ -81,7 +81,7 @@ def test_migrating_a_blank_database_creates_every_column(db_path: Path) -> None:
         "id", "source", "model", "system_prompt", "parent_id", "title", "started_at",
         "updated_at", "ended_at", "end_reason", "input_tokens", "output_tokens",
         "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd",
-        "message_count"}
+        "message_count", "user"}
     assert columns(conn, "messages") == {
         "id", "session_id", "role", "content", "tool_calls", "tool_call_id", "tool_name",
         "reasoning", "input_tokens", "output_tokens", "finish_reason", "images",

@@ -44,6 +44,7 @@ COMMANDS: dict[str, CliEntry] = {
     "ab": CliEntry("ab_cmd", "app"),
     "skills": CliEntry("skills_cmd", "app"),
     "pairing": CliEntry("pairing_cmd", "app"),
+    "identity": CliEntry("identity_cmd", "app"),
     "curator": CliEntry("curator_cmd", "app"),
     "cron": CliEntry("cron_cmd", "app"),
     "plugins": CliEntry("plugins_cmd", "app"),

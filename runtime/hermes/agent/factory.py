@@ -20,6 +20,7 @@ from hermes.environments.base import Environment
 from hermes.environments.files import Files
 from hermes.events import HookBus
 from hermes.home import Home
+from hermes.identities import address_of
 from hermes.memory.base import MemoryProvider
 from hermes.models.base import ModelClient
 from hermes.sessions.store import SessionStore
@@ -115,6 +116,14 @@ class Interaction:
     it started, and so on (``delegation.max_depth`` bounds it)."""
 
 
+def speaker(origin: MessageSource | None) -> str | None:
+    """The address of the one person a direct chat talks to (``identities``); None for
+    groups and where no chat is (their sessions belong to no one person)."""
+    if origin is None or origin.chat_type != "direct":
+        return None
+    return address_of(origin.platform, origin.user_id)
+
+
 class AgentFactory:
     def __init__(self, deps: AgentDeps):
         self.deps = deps
@@ -131,7 +140,7 @@ class AgentFactory:
         if instructions:
             prompt += f"\n\n## Instructions from the client application\n\n{instructions}"
         d.sessions.create_session(how.source, d.model.model, system_prompt=prompt,
-                                  session_id=session_id)
+                                  session_id=session_id, user=speaker(how.origin))
         d.hooks.emit("on_session_start", session_id=session_id, model=d.model.model,
                      platform=how.source)
         if history:

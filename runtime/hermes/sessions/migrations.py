@@ -121,6 +121,12 @@ def _m0006_session_pages(db: Any) -> None:
     ])
 
 
+def _m0007_session_user(db: Any) -> None:
+    # Who a direct chat's session talks to (``platform:user_id``; NULL for the CLI, groups,
+    # cron): ``session_search`` keeps one person's sessions from another (``identities``).
+    _execute_all(db, ["ALTER TABLE sessions ADD COLUMN user TEXT"])
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     ("0001_sessions", _m0001_sessions),
     ("0002_message_details", _m0002_message_details),
@@ -128,6 +134,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ("0004_message_search", _m0004_message_search),
     ("0005_message_images", _m0005_message_images),
     ("0006_session_pages", _m0006_session_pages),
+    ("0007_session_user", _m0007_session_user),
 )
 
 

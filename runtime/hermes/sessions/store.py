@@ -151,12 +151,13 @@ class SessionStore:
 
     def create_session(self, source: str, model: str | None, parent_id: str | None = None, *,
                        system_prompt: str | None = None, title: str | None = None,
-                       session_id: str | None = None) -> str:
-        """Create a session; ``parent_id`` links a continuation (compression, branch)."""
+                       session_id: str | None = None, user: str | None = None) -> str:
+        """Create a session; ``parent_id`` links a continuation (compression, branch);
+        ``user``: the address of the person a direct chat talks to."""
         new_id = session_id or uuid.uuid4().hex
         now = time.time()
         row = [new_id, source, model, rows.clean_text(system_prompt), parent_id,
-               rows.clean_title(title) if title is not None else None, now, now]
+               rows.clean_title(title) if title is not None else None, now, now, user]
 
         def insert(conn: sqlite3.Connection) -> None:
             if parent_id is not None and not conn.execute(
@@ -164,7 +165,8 @@ class SessionStore:
                 raise SessionNotFound(parent_id, hint="a session can only continue an "
                                       "existing one")
             conn.execute("INSERT INTO sessions (id, source, model, system_prompt, parent_id, "
-                         "title, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+                         "title, started_at, updated_at, user) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
 
         try:
             self._write(insert)

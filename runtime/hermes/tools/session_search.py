@@ -7,6 +7,10 @@ session, and caps the results. The store is this home's ``state.db``, opened per
 (no session store is shared through ``ToolContext``), so a profile only ever searches
 its own sessions, and a profile without a database gets no results rather than a new
 file.
+
+In a direct chat, the sessions of other people are left out: only the chat's person's
+(their linked addresses too, ``hermes identity link``) and those that belong to no one
+person (the CLI, groups, cron) are found.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import time
 from typing import Any
 
 from hermes.errors import ToolError
+from hermes.identities import IdentityStore
 from hermes.sessions.models import MATCH_CLOSE, MATCH_OPEN, SearchHit
 from hermes.sessions.store import SessionStore
 from hermes.tools.base import ToolSpec, object_schema
@@ -25,6 +30,11 @@ DEFAULT_RESULTS = 5
 MAX_RESULTS = 10
 CONTEXT_CHARS = 300
 """Characters kept of the context message shown with each hit."""
+_USER = ("WITH RECURSIVE up(id, parent_id, user) AS ("
+         "SELECT id, parent_id, user FROM sessions WHERE id = ? UNION ALL "
+         "SELECT s.id, s.parent_id, s.user FROM sessions s JOIN up ON s.id = up.parent_id) "
+         "SELECT user FROM up WHERE user IS NOT NULL LIMIT 1")
+"""The person a session (or the one it continues) talks to, if any."""
 _NEIGHBOUR = ("SELECT role, content FROM messages WHERE session_id = ? AND id {op} ? "
               "AND role IN ('user', 'assistant') AND coalesce(content, '') != '' "
               "ORDER BY id {order} LIMIT 1")
@@ -40,13 +50,32 @@ def session_search(args: dict[str, Any], *, ctx: ToolContext, **_: Any) -> str:
     path = ctx.home.sessions_db
     if not path.exists():
         return ok(query=query, count=0, results=[], note="this profile has no sessions yet")
+    person = _person(ctx)
     with SessionStore(path) as store:
-        hits = store.search(query, limit + 1)  # one spare in case the current session hits
-        kept = [h for h in hits if include_current or h.session_id != ctx.session_id][:limit]
+        # spares in case the current session or other people's hit
+        hits = store.search(query, limit + 1 if person is None else 4 * limit + 1)
+        kept = [h for h in hits if (include_current or h.session_id != ctx.session_id)
+                and _belongs(store, h.session_id, person)][:limit]
         results = [describe(store, hit) for hit in kept]
     return ok(query=query, count=len(results), results=results,
               note=f"matches are marked {MATCH_OPEN}like this{MATCH_CLOSE}; best first, "
                    "one hit per conversation")
+
+
+def _person(ctx: ToolContext) -> frozenset[str] | None:
+    """The addresses of the person a direct chat talks to (linked ones too); None
+    elsewhere (every session may be found)."""
+    origin = ctx.origin
+    if origin is None or origin.chat_type != "direct" or not origin.user_id:
+        return None
+    return IdentityStore(ctx.home.path).same_person(f"{origin.platform}:{origin.user_id}")
+
+
+def _belongs(store: SessionStore, session_id: str, person: frozenset[str] | None) -> bool:
+    if person is None:
+        return True
+    row = store.conn.execute(_USER, [session_id]).fetchone()
+    return row is None or row[0] in person
 
 
 def describe(store: SessionStore, hit: SearchHit) -> dict[str, Any]:
