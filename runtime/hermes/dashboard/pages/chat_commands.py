@@ -56,9 +56,13 @@ def _help(typed: Typed) -> str:
                      in help_rows("gateway", typed.runtime.service.plugin_commands()))
 
 
+def _link(typed: Typed) -> str:
+    return "link your accounts in a direct message with the agent on a messaging platform"
+
+
 COMMANDS: Bound[Callable[[Typed], str]] = bind("gateway", {
     "new": _new, "model": _model, "usage": _usage, "stop": _stop, "approve": _answer,
-    "deny": _answer, "help": _help})
+    "deny": _answer, "help": _help, "link": _link})
 """The page's built-in commands: the table's gateway entries."""
 
 
