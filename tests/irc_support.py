@@ -236,6 +236,7 @@ class ScriptedClient:
         self.capped = False
         """Whether it began with CAP LS (then registration waits for CAP END)."""
         self.welcomed = False
+        self.closed = False
 
     def send(self, text: str) -> None:
         self._handler.wfile.write(text.encode("utf-8") + b"\r\n")
@@ -264,6 +265,7 @@ class ScriptedServer(socketserver.ThreadingTCPServer):
                         text = raw.decode("utf-8", "replace").rstrip("\r\n")
                         server.lines.append((time.monotonic(), text))
                         server.script(client, text)
+                client.closed = True
 
         super().__init__(("127.0.0.1", 0), Handler)
         self.port = int(self.server_address[1])
@@ -282,8 +284,10 @@ class ScriptedServer(socketserver.ThreadingTCPServer):
         return [(at, text) for at, text in list(self.lines) if text.startswith(prefix)]
 
     def client(self, nick: str) -> ScriptedClient:
-        found = wait_until(lambda: next((c for c in self.clients if c.nick == nick and
-                                         c.welcomed), None), 30, f"{nick} to register")
+        """The latest connection registered as ``nick`` and still open."""
+        found = wait_until(lambda: next((c for c in reversed(self.clients) if c.nick == nick
+                                         and c.welcomed and not c.closed), None), 30,
+                           f"{nick} to register")
         assert isinstance(found, ScriptedClient)
         return found
 
@@ -330,6 +334,10 @@ class ServicesNetwork:
         client.nick = rest.lstrip(":")
         if not client.capped:
             self._welcome(client)
+
+    def _join(self, client: ScriptedClient, rest: str) -> None:
+        for channel in rest.lstrip(":").split(","):
+            client.send(f":{client.nick}!{client.nick}@services.test JOIN {channel}")
 
     def _ping(self, client: ScriptedClient, rest: str) -> None:
         client.send(f":services.test PONG services.test {rest}")
