@@ -121,7 +121,7 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/attachments/{name}", self._attachment)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
-        self._runner = web.AppRunner(app)
+        self._runner = web.AppRunner(app, shutdown_timeout=2.0)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         self._loop.run_until_complete(site.start())
@@ -132,14 +132,17 @@ class FakeDiscord:
     def stop(self) -> None:
         loop, runner = self._loop, self._runner
         if loop is None or runner is None:
-            return
+            return  # stopped already
         asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(10)
         asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
+        self._loop = self._runner = None
+        self._sockets.clear()
 
     async def _close_all(self) -> None:
-        for ws in list(self._sockets):
-            await ws.close()
+        for ws in list(self._sockets):  # the client may not answer the close: no waiting
+            with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+                await asyncio.wait_for(ws.close(), 1.0)
 
     @property
     def api_base(self) -> str:

@@ -33,6 +33,7 @@ from messaging_support import Since, configure_messaging, module_home, platform_
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.fake-discord-bot-token-0123456789"
 ADA, BO, EVE = 4200000000000001, 4200000000000002, 9900000000000001  # Eve is not allowed
+SKILL_TEXT = "Deploy the site to a named environment."
 LONG = "\n\n".join(f"Paragraph {n}: " + "word " * 300 for n in range(4))
 
 
@@ -77,6 +78,10 @@ def discord_platform(fake: FakeDiscord, **settings: object) -> dict[str, object]
 def served(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM, discord: FakeDiscord,
            workspace: Path) -> Iterator[tuple[Gateway, dict[str, str]]]:
     with module_home(tmp_path_factory) as (root, environ):
+        skill = root / "skills" / "ops" / "deploy-site"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(f"---\nname: deploy-site\ndescription: {SKILL_TEXT}"
+                                        "\n---\n\nBuild, then upload.\n")
         configure_messaging(root, fake_llm.openai_base_url,
                             {"discord": discord_platform(discord)},
                             {"DISCORD_BOT_TOKEN": TOKEN}, approvals={"chat_timeout": 8},
@@ -136,7 +141,6 @@ def test_pairing_in_a_direct_message(served: tuple[Gateway, dict[str, str]],
     [answer] = said(discord, dm(EVE), "now?", user_id=EVE, name="eve")
     assert answer == "re: now?"
     assert [r.last_user_text for r in llm.requests] == ["now?"]
-    assert discord.texts(CHANNEL_ID) == [] or "hello from a server" not in str(llm.requests)
     subprocess.run([sys.executable, "-m", "hermes", "pairing", "revoke", "discord", str(EVE)],
                    env=environ, capture_output=True, timeout=120, check=True)
 
@@ -179,6 +183,19 @@ def test_slash_commands_are_registered_and_answer(gw: Gateway, discord: FakeDisc
                what="the stranger told")
     [told] = [c for c in discord.of("POST", "interactions/") if stranger in c.path]
     assert told.body["type"] == 4 and told.body["data"]["flags"] == 64
+
+
+def test_a_skill_is_a_slash_command(gw: Gateway, discord: FakeDiscord, llm: Since) -> None:
+    [registered] = [c for c in discord.commands if c["name"] == "deploy-site"]
+    assert registered["description"] == SKILL_TEXT
+    edits = len(discord.of("PATCH", "/messages/@original"))
+    discord.command("deploy-site", "staging", user_id=BO)
+    wait_until(lambda: len(discord.of("PATCH", "/messages/@original")) > edits,
+               what="the skill's answer")
+    answer = discord.of("PATCH", "/messages/@original")[-1].body["content"]
+    assert answer.startswith("re: The user ran the skill command /deploy-site.")
+    asked = llm.requests[-1].last_user_text or ""
+    assert "Build, then upload." in asked and asked.endswith("Request: staging")
 
 
 def test_a_tool_call_approved_by_slash_command_and_by_message(
@@ -243,6 +260,20 @@ def test_a_reconnect_request_is_resumed(gw: Gateway, discord: FakeDiscord) -> No
     [answer] = said(discord, dm(ADA), "still there?", user_id=ADA)
     assert answer == "re: still there?"
     assert _platform(gw)["state"] == "running"  # type: ignore[index]
+
+
+def test_reconnects_after_discord_comes_back(gw: Gateway, discord: FakeDiscord) -> None:
+    identified = discord.identified
+    discord.stop()
+    wait_until(lambda: (_platform(gw) or {}).get("state") == "reconnecting", timeout=30,
+               what="status reconnecting")
+    discord.start()
+    wait_until(lambda: discord.identified > identified, timeout=60, what="IDENTIFY again")
+    wait_until(lambda: (_platform(gw) or {}).get("state") == "running", what="running again")
+    [answer] = said(discord, dm(ADA), "back again?", user_id=ADA)
+    assert answer == "re: back again?"
+    log = (gw.home / "logs" / "gateway.log").read_text()
+    assert "connection lost" in log and "reconnected" in log and TOKEN not in log
 
 
 def test_channels_outside_allowed_channels_and_roles_are_ignored(
