@@ -14,7 +14,6 @@ restart it on the same port.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -25,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from chat_fake_support import LoopServer
 
 MAX_POST = 16383
 
@@ -62,11 +63,12 @@ def serving(token: str) -> Iterator[FakeMattermost]:
         server.stop()
 
 
-class FakeMattermost:
+class FakeMattermost(LoopServer):
     """One server with one bot account. ``push`` posts as a user; ``calls`` records
     requests; ``posts`` holds what the bot posted."""
 
     def __init__(self, token: str, username: str = "hermes"):
+        super().__init__()
         self.token = token
         self.username = username
         self.bot_id = new_id()
@@ -74,37 +76,15 @@ class FakeMattermost:
         self.calls: list[Call] = []
         self.failures: list[Failure] = []
         self.files: dict[str, bytes] = {}
-        self.port = 0
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
         self._sockets: set[web.WebSocketResponse] = set()
         self._seq = 0
 
     # --- lifecycle -------------------------------------------------------------------
 
-    def start(self) -> FakeMattermost:
-        loop = asyncio.new_event_loop()
-        threading.Thread(target=loop.run_forever, daemon=True).start()
-        self._loop = loop
-        self._run(self._serve())
-        return self
-
-    def stop(self) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-        self._run(self._shutdown())
-        loop.call_soon_threadsafe(loop.stop)
-        self._loop = None
-
     def drop(self) -> None:
         """Close every WebSocket (the server stays up)."""
-        self._run(self._close_sockets())
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        self.run(self._close_sockets())
 
     @property
     def connected(self) -> int:
@@ -130,7 +110,7 @@ class FakeMattermost:
                                 "sender_name": f"@{username}", "team_id": ""}
         if mentions:
             data["mentions"] = json.dumps(mentions)
-        self._run(self._broadcast({"event": "posted", "data": data, "broadcast": {
+        self.run(self._broadcast({"event": "posted", "data": data, "broadcast": {
             "omit_users": None, "user_id": "", "channel_id": channel_id, "team_id": ""}}))
         return str(post["id"])
 
@@ -163,28 +143,15 @@ class FakeMattermost:
 
     # --- the server ------------------------------------------------------------------
 
-    def _run(self, coroutine: Any) -> Any:
-        assert self._loop is not None, "start() first"
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(10)
-
-    async def _serve(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_get("/api/v4/users/me", self._me)
         app.router.add_post("/api/v4/posts", self._post)
         app.router.add_post("/api/v4/users/me/typing", self._typing)
         app.router.add_get("/api/v4/files/{file_id}", self._file)
         app.router.add_get("/api/v4/websocket", self._websocket)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def _shutdown(self) -> None:
+    async def closing(self) -> None:
         await self._close_sockets()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
     async def _close_sockets(self) -> None:
         for socket in list(self._sockets):

@@ -10,15 +10,15 @@ import json
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from chat_fake_support import Scripted
 from conftest import ok, wait_until
 from fake_mattermost import FakeMattermost, new_id, serving
-from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
+from fakellm import FakeLLM
 from gateway_support import Gateway, gateway
 from images import JPEG, wire_images
 from messaging_support import Since, configure_messaging, module_home, platform_detail
@@ -29,32 +29,9 @@ DM_ADA, DM_BO, DM_EVE, TOWN = new_id(), new_id(), new_id(), new_id()
 LONG = "\n\n".join(f"Paragraph {n}: " + "word " * 1500 for n in range(6))
 
 
-class Scripted:
-    """The fake LLM's answers, by what the user said."""
-
-    def __init__(self) -> None:
-        self.hold = threading.Event()
-        self.hold.set()
-
-    def __call__(self, request: RecordedRequest) -> Reply:
-        text = request.last_user_text or ""
-        if "delete " in text:
-            if not request.tool_results:
-                target = text.split("delete ", 1)[1].split()[0]
-                return Reply(tool_calls=[ToolCall("terminal", {"command": f"rm -rf {target}"})])
-            return Reply(text=f"tool said: {str(request.tool_results[-1].content)[:80]}")
-        if "slow" in text:
-            self.hold.wait(60)
-        if "long answer" in text:
-            return Reply(text=LONG)
-        if "[SILENT]" in text:  # a cron job's prompt: its own line is the last
-            return Reply(text=f"Done: {text.splitlines()[-1]}")
-        return Reply(text=f"re: {text}")
-
-
 @pytest.fixture(scope="module")
 def script() -> Scripted:
-    return Scripted()
+    return Scripted(LONG)
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +258,7 @@ def test_a_refused_token_fails_the_platform_in_one_line(
     configure_messaging(root, fake_llm.openai_base_url, {"mattermost": mattermost(server)},
                         {"MATTERMOST_TOKEN": "not-the-token"})
     with gateway(environ, root, ready=False) as gw:
-        wait_until(lambda: _state(gw) == "failed", what="the platform failed")
+        wait_until(lambda: _state(gw) == "failed", timeout=90, what="the platform failed")
         detail = json.loads((gw.home / "gateway.json").read_text())["platforms"][
             "mattermost"]["detail"]
     assert detail.startswith(f"{server.url} rejected the token") and "\n" not in detail

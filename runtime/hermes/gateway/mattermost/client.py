@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from hermes.agent.attachments import ImageRefused
 from hermes.gateway.images import read_capped, too_large, unreadable
+from hermes.gateway.messaging.aiohttp_errors import disconnected_on_errors
 from hermes.gateway.messaging.connection import AccessDenied
 from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
 
@@ -74,7 +75,7 @@ class MattermostClient:
         ends (or raises ``ConnectionError``) when the connection is lost."""
         import aiohttp
 
-        with _translated("websocket"):
+        with disconnected_on_errors("websocket"):
             socket = await self._ensure_session().ws_connect(
                 self._api("/websocket").replace("http", "ws", 1), heartbeat=HEARTBEAT)
         try:
@@ -98,7 +99,7 @@ class MattermostClient:
             await session.close()
 
     async def _call(self, method: str, path: str, body: JSON | None = None) -> JSON:
-        with _translated(f"{method} {path}"):
+        with disconnected_on_errors(f"{method} {path}"):
             async with self._ensure_session().request(method, self._api(path),
                                                       json=body) as response:
                 if response.status >= 400:
@@ -150,17 +151,3 @@ def _message(text: str) -> str:
         if isinstance(body, dict):
             return str(body.get("message") or "")
     return text[:200]
-
-
-@contextlib.contextmanager
-def _translated(action: str) -> Iterator[None]:
-    """aiohttp's connection errors as the messaging core's ``Disconnected``."""
-    import aiohttp
-
-    try:
-        yield
-    except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError,
-            OSError) as exc:
-        raise Disconnected(f"{action}: {type(exc).__name__}: {exc}") from None
-    except aiohttp.WSServerHandshakeError as exc:
-        raise Disconnected(f"{action}: HTTP {exc.status}") from None

@@ -1,0 +1,89 @@
+"""The ``signal`` platform: the agent's Signal account, through a ``signal-cli`` daemon's
+JSON-RPC (``send``, ``sendTyping``, ``getAttachment``) and its event stream.
+
+Direct messages are answered; in groups only messages that mention the agent or quote
+one of its messages (``settings.require_mention: false`` answers all), with the mention
+taken out. A person is known by phone number or, when they hide it, by account id (ACI
+uuid): an ``allowed_users`` entry matching either lets them in, and a person paired
+without one is remembered by account id, which does not change with the number. Replies
+go to the number (or account id); a group is the chat ``group.<groupId>``. Signal shows
+no Markdown, so answers go as the model wrote them, split at 2000 characters (what
+Signal apps send as one message body) on paragraphs, then lines. Attachments go to the
+gateway as images, fetched from the daemon only for a sender it lets in. The chat shows
+"typing" while a turn runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from hermes.config.platform_kinds.signal import Settings
+from hermes.config.schema import PlatformConfig
+from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.images import IncomingImage
+from hermes.gateway.messaging.adapter import MessagingAdapter
+from hermes.gateway.signal.client import SignalDaemon
+from hermes.gateway.signal.events import Attachment, SignalMessage, received
+
+MAX_CHARS = 2000
+"""Characters per message: longer bodies are sent by Signal apps as a text attachment."""
+
+
+class SignalPlatform(MessagingAdapter):
+    """One Signal account of one profile."""
+
+    max_chars = MAX_CHARS
+
+    def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
+        super().__init__(name, config, service, listeners)
+        settings = config.settings
+        assert isinstance(settings, Settings)  # the schema types it by ``kind``
+        self.settings = settings
+        self.daemon = SignalDaemon(settings.url, settings.account)
+        self.allowed = frozenset(config.allowed_users)
+
+    async def connect(self) -> None:
+        await self.daemon.close()
+        version = await self.daemon.call("version")
+        release = version.get("version", "?") if isinstance(version, dict) else "?"
+        self.status.detail = f"{self.settings.account} via signal-cli {release} at " \
+                             f"{self.settings.url}"
+
+    async def listen(self) -> None:
+        async for event in self.daemon.events():
+            message = received(event, self.settings.account)
+            if message is not None:
+                await self._received(message)
+
+    async def deliver(self, source: MessageSource, text: str) -> None:
+        await self.daemon.send(source.chat_id, text)
+
+    async def typing(self, source: MessageSource) -> None:
+        if self.outbox.connected.is_set():
+            await self.daemon.typing(source.chat_id)
+
+    async def disconnect(self) -> None:
+        await self.daemon.close()
+
+    async def _received(self, message: SignalMessage) -> None:
+        if message.group and self.settings.require_mention and not message.mentioned:
+            return
+        user = self._user(message)
+        chat = f"group.{message.group}" if message.group else (message.number or message.uuid)
+        source = MessageSource(self.name, chat, "group" if message.group else "direct", user,
+                               message.name or message.number or user)
+        await self.dispatch(MessageEvent(source, message.text, str(message.timestamp),
+                                         tuple(self._image(a) for a in message.attachments)))
+
+    def _user(self, message: SignalMessage) -> str:
+        """The sender as ``allowed_users`` names them, else their account id."""
+        for known in (message.number, message.uuid):
+            if known and known in self.allowed:
+                return known
+        return message.uuid or message.number
+
+    def _image(self, attachment: Attachment) -> IncomingImage:
+        return IncomingImage(attachment.name, functools.partial(
+            self.daemon.attachment, attachment.id, attachment.name), attachment.size,
+            attachment.mime)
