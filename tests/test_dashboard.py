@@ -96,6 +96,24 @@ def test_the_printed_url_is_the_label_host_and_only_it_sets_the_cookie(
             assert client.get(board.login_path, headers={"Host": host}).status_code == 403
 
 
+def test_where_the_label_host_does_not_open_the_way_out_is_said(board: Dashboard) -> None:
+    """A browser that does not resolve ``*.localhost`` (older Safari) cannot open the
+    printed URL: the line under it, and a 401 at 127.0.0.1, name ``cookie_host``."""
+    assert ("If the browser cannot open that address (older Safari does not resolve "
+            "*.localhost): dashboard.cookie_host: loopback (README: Dashboard).") in \
+        "".join(board.output)
+    port = board.address.rpartition(":")[2]
+    with board.client(logged_in=False) as client:
+        at_ip = client.get("/", headers={"Host": f"127.0.0.1:{port}"})
+        assert at_ip.status_code == 401
+        assert "(older Safari) needs dashboard.cookie_host: loopback, at a risk the " \
+               "README's Dashboard section states." in at_ip.text
+        at_label = client.get("/")
+        assert at_label.status_code == 401 and "cookie_host" not in at_label.text
+        opened = client.get(board.login_path)
+        assert opened.headers["set-cookie"].startswith(f"hermes_dashboard_{port}=")
+
+
 def test_a_bearer_token_is_a_login_too(board: Dashboard) -> None:
     with board.client(logged_in=False) as client:
         answer = client.get("/p/work/profiles",

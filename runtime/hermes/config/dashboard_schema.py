@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from hermes.config.sections import NonBlank, Section
@@ -25,6 +27,16 @@ class DashboardConfig(Section):
     allowed_hosts: list[NonBlank] = Field(default_factory=list)
     """More names the dashboard answers to in the ``Host`` header, e.g. the name a reverse
     proxy forwards (``*``: any). Loopback names and the bound address always work."""
+    cookie_host: Literal["label", "loopback"] = "label"
+    """Where a dashboard on loopback keeps the browser's session cookie. ``label``: on
+    the token's secret name ``<label>.localhost`` (the printed URL's host), which no
+    other server knows, so no other server on this machine receives the cookie; needs a
+    browser that resolves ``*.localhost`` (Chromium, Firefox, curl; older Safari does
+    not). ``loopback``: for such a browser, the URL is ``http://127.0.0.1:PORT/...`` and
+    the cookie is set for ``127.0.0.1`` (named with the port and a tag of the token, so
+    two dashboards keep theirs apart). Risk: cookies do not isolate ports, so every
+    server on 127.0.0.1, on any port (one the agent starts with its terminal included),
+    receives that cookie and can act as you in the dashboard until you log out."""
     open_browser: bool = True
     """Open the tokenized URL in the desktop's browser at start (when there is a display;
     ``--no-open`` skips it once)."""

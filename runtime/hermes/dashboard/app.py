@@ -19,7 +19,7 @@ from hermes.dashboard.auth import Guard, Sessions
 from hermes.dashboard.notices import Notices
 from hermes.dashboard.page import STATIC, Views, section_named
 from hermes.dashboard.pages import built, first_page
-from hermes.dashboard.tokens import Tokens
+from hermes.dashboard.tokens import Tokens, cookie_tag
 from hermes.http_names import HostRule
 
 
@@ -40,10 +40,21 @@ def create_app(root: Path, settings: DashboardConfig, *, environ: Mapping[str, s
     app.add_exception_handler(HTTPException, _error_page)  # type: ignore[arg-type]
     hosts = HostRule.for_address(settings.host)
     hosts.allow(settings.allowed_hosts)
-    app.add_middleware(Guard, hosts=hosts, tokens=Tokens(root),  # type: ignore[arg-type]
+    tokens = Tokens(root)
+    app.add_middleware(Guard, hosts=hosts, tokens=tokens,  # type: ignore[arg-type]
                        sessions=app.state.sessions, profiles=app.state.views.profiles,
-                       cookie=f"hermes_dashboard_{settings.port}")
+                       cookie=cookie_name(settings, tokens),
+                       label_hosts=settings.cookie_host == "label")
     return app
+
+
+def cookie_name(settings: DashboardConfig, tokens: Tokens) -> str:
+    """The session cookie's name: ``hermes_dashboard_<port>``; set for ``127.0.0.1``
+    (``cookie_host: loopback``) it carries a tag of the root's token too, so two roots'
+    dashboards that take the same port in turn keep their cookies apart."""
+    if settings.cookie_host == "loopback":
+        return f"hermes_dashboard_{settings.port}_{cookie_tag(tokens.root_token())}"
+    return f"hermes_dashboard_{settings.port}"
 
 
 def _add_shared_routes(app: FastAPI) -> None:

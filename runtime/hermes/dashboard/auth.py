@@ -9,8 +9,10 @@
    is set only on the token's secret host name ``<label>.localhost`` (``tokens``): a
    login at ``127.0.0.1``/``localhost``/``[::1]`` is redirected there with its token,
    since a cookie of those names would reach every server on the machine whatever its
-   port. A name of ``dashboard.allowed_hosts`` (or the address bound beyond loopback) is
-   the user's own public name and logs in on itself.
+   port; with ``dashboard.cookie_host: loopback`` (a browser that does not resolve
+   ``*.localhost``) it is set there anyway, at that risk. A name of
+   ``dashboard.allowed_hosts`` (or the address bound beyond loopback) is the user's own
+   public name and logs in on itself.
 3. Every other request needs that session cookie or ``Authorization: Bearer T``: 401
    without either, and nothing of a profile is sent.
 4. A state-changing request (POST, PUT, PATCH, DELETE) of a browser session carries the
@@ -48,6 +50,9 @@ CSRF_FIELD = "csrf_token"
 MAX_FORM_BYTES = 1_000_000
 """A url-encoded form read to find its ``csrf_token``; larger bodies must use the header."""
 MAX_SESSIONS = 1000
+LABEL_HOST_HELP = ("A browser that cannot open its <label>.localhost address (older Safari) "
+                   "needs dashboard.cookie_host: loopback, at a risk the README's Dashboard "
+                   "section states.")
 SECURITY_HEADERS = (
     (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; "
                                  b"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
@@ -101,6 +106,9 @@ class Guard:
     profiles: Callable[[], list[str]]
     """The root's profile names now (a profile's token opens only an existing one)."""
     cookie: str
+    label_hosts: bool = True
+    """A login at a loopback name goes on to the token's ``<label>.localhost``
+    (``dashboard.cookie_host: label``); False: it sets the cookie where it is."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -115,8 +123,7 @@ class Guard:
             return await self._log_in(scope, query, send)
         session, access = self._authenticated(headers)
         if access is None:
-            return await refuse(scope, send, 401, "This dashboard needs its token: open the URL "
-                                "`hermes dashboard` printed.")
+            return await refuse(scope, send, 401, self._needs_token(headers))
         if session is not None and scope.get("method") in UNSAFE_METHODS:
             receive, ok = await _csrf_checked(scope, headers, receive, session.csrf)
             if not ok:
@@ -124,6 +131,15 @@ class Guard:
                                     "the page and try again.")
         scope.setdefault("state", {}).update(session=session, access=access)
         await _answering_errors(self.app, scope, receive, send)
+
+    def _needs_token(self, headers: dict[str, str]) -> str:
+        """The 401's line; at a loopback name (where someone whose browser does not open
+        the printed ``<label>.localhost`` URL may try instead) it names the way out."""
+        text = "This dashboard needs its token: open the URL `hermes dashboard` printed."
+        if self.label_hosts and self.hosts.on_loopback and \
+                host_name(headers.get("host", "")) in LOOPBACK_NAMES:
+            text += " " + LABEL_HOST_HELP
+        return text
 
     def _foreign(self, headers: dict[str, str]) -> str | None:
         host = headers.get("host", "")
@@ -155,7 +171,7 @@ class Guard:
             return await answer(send, 401, "This token is not (or no longer) this "
                                 "dashboard's: open the URL `hermes dashboard` printed last.")
         host = _headers(scope).get("host", "")
-        if self.hosts.on_loopback and host_name(host) in LOOPBACK_NAMES:
+        if self.label_hosts and self.hosts.on_loopback and host_name(host) in LOOPBACK_NAMES:
             return await self._to_label_host(scope, host, query, token, send)
         session = self.sessions.open(access)
         secure = "; Secure" if scope.get("scheme") in ("https", "wss") else ""

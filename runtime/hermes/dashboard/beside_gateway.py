@@ -105,11 +105,13 @@ class GatewayDashboard:
     def announcement(self) -> list[str]:
         """What the gateway says once at start: the URL with the root's token (never
         logged or in the status), or why it failed."""
+        from hermes.dashboard.serve import cookie_note
+
         if self.status.state == "failed":
             return [f"hermes gateway: dashboard failed: {self.status.detail}"]
         return [*filter(None, [self.warning]),
                 f"hermes gateway: dashboard of the profiles of {self.root}; open (the token "
-                f"is a password):\n    {self.url}"]
+                f"is a password):\n    {self.url}\n{cookie_note(self.settings)}".rstrip()]
 
 
 def dashboard_beside(profiles: Sequence[tuple[Home, Any]], environ: Mapping[str, str]

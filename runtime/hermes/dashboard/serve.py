@@ -54,7 +54,7 @@ def serve(start: Start, say: Callable[[str], None], warn: Callable[[str], None],
     app = create_app(start.root, settings, environ=start.environ,
                      start_profile=start.profile)
     say(f"hermes dashboard: serving the profiles of {start.root}; open (the token is "
-        f"a password):\n    {url}\nCtrl-C stops it.")
+        f"a password):\n    {url}\n{cookie_note(start.settings)}Ctrl-C stops it.")
     if open_browser and _has_display(start.environ):
         import webbrowser
 
@@ -83,13 +83,34 @@ def beyond_loopback(host: str, port: int) -> str:
 def tokenized_url(start: Start, port: int) -> str:
     """The URL to open. On loopback (or a wildcard address, as in Docker) its host is the
     token's secret ``<label>.localhost`` (``tokens``), the only name its session cookie
-    is set for; beyond loopback the bound address, the user's own."""
+    is set for, or with ``cookie_host: loopback`` the loopback address; beyond loopback
+    the bound address, the user's own."""
     tokens = Tokens(start.root)
     token = tokens.profile_token(start.profile) if start.scoped else tokens.root_token()
-    host = start.settings.host
-    on_loopback = is_loopback(host) or _normal(host) in WILDCARDS
-    shown = label_of(token) + LABEL_DOMAIN if on_loopback else _normal(host)
+    host = _normal(start.settings.host)
+    if not _on_loopback(host):
+        shown = host
+    elif start.settings.cookie_host == "loopback":
+        shown = "127.0.0.1" if host == "0.0.0.0" else "[::1]" if host == "[::]" else host
+    else:
+        shown = label_of(token) + LABEL_DOMAIN
     return f"http://{shown}:{port}/p/{start.profile}/{first_page().name}?token={token}"
+
+
+def cookie_note(settings: DashboardConfig) -> str:
+    """The line said under the URL on loopback (none beyond it): where to turn when the
+    browser cannot open ``*.localhost``, or the risk ``cookie_host: loopback`` takes."""
+    if not _on_loopback(_normal(settings.host)):
+        return ""
+    if settings.cookie_host == "loopback":
+        return ("dashboard.cookie_host is loopback: every server on 127.0.0.1, on any "
+                "port, receives this dashboard's session cookie (README: Dashboard).\n")
+    return ("If the browser cannot open that address (older Safari does not resolve "
+            "*.localhost): dashboard.cookie_host: loopback (README: Dashboard).\n")
+
+
+def _on_loopback(host: str) -> bool:
+    return is_loopback(host) or host in WILDCARDS
 
 
 def listen_url(host: str, port: int) -> str:

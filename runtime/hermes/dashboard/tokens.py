@@ -10,7 +10,9 @@ Cookies do not isolate ports (RFC 6265 8.5): a cookie set for ``127.0.0.1`` woul
 every server on ``127.0.0.1``, one the agent started included; one set for a name nobody
 else knows goes nowhere else. The label is derived from the token (a keyed hash), so it
 is as secret as the token file, stable across restarts (bookmarks keep working) and
-never reveals the token."""
+never reveals the token. A browser that does not resolve ``*.localhost`` (older Safari)
+needs ``dashboard.cookie_host: loopback``: the cookie is then set for ``127.0.0.1``,
+named with the port and ``cookie_tag`` (another keyed hash), at the risk stated there."""
 
 from __future__ import annotations
 
@@ -84,8 +86,19 @@ class Tokens:
 
 def label_of(token: str) -> str:
     """The host label of ``token``: ``<label>.localhost`` is its browser's host name."""
-    digest = hmac.new(token.encode(), b"hermes dashboard host label", hashlib.sha256)
-    return base64.b32encode(digest.digest()[:LABEL_BYTES]).decode().lower()
+    return _keyed(token, b"hermes dashboard host label", LABEL_BYTES)
+
+
+def cookie_tag(token: str) -> str:
+    """8 characters naming ``token``'s dashboard in a cookie set for ``127.0.0.1``
+    (``dashboard.cookie_host: loopback``), where every server on the machine reads it:
+    another keyed hash, so the name reveals neither the token nor its label."""
+    return _keyed(token, b"hermes dashboard cookie name", 5)
+
+
+def _keyed(token: str, purpose: bytes, size: int) -> str:
+    digest = hmac.new(token.encode(), purpose, hashlib.sha256)
+    return base64.b32encode(digest.digest()[:size]).decode().lower()
 
 
 def _same(presented: str, token: str) -> bool:
