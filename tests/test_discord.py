@@ -185,6 +185,15 @@ def test_slash_commands_are_registered_and_answer(gw: Gateway, discord: FakeDisc
     assert told.body["type"] == 4 and told.body["data"]["flags"] == 64
 
 
+def test_a_slash_command_whose_response_cannot_be_filled_is_answered_in_the_channel(
+        gw: Gateway, discord: FakeDiscord) -> None:
+    discord.fail("PATCH", "/messages/@original", 404, "Unknown Webhook", code=10015)
+    start = len(discord.texts(dm(ADA)))
+    discord.command("help", user_id=ADA)
+    wait_until(lambda: len(discord.texts(dm(ADA))) > start, what="/help in the channel")
+    assert discord.texts(dm(ADA))[start].startswith("/new or /reset")
+
+
 def test_a_skill_is_a_slash_command(gw: Gateway, discord: FakeDiscord, llm: Since) -> None:
     [registered] = [c for c in discord.commands if c["name"] == "deploy-site"]
     assert registered["description"] == SKILL_TEXT

@@ -62,3 +62,4 @@ def test_cron_delivers_to_the_home_channel_and_to_a_channel(hermes, profile: Pat
     assert f"delivered to discord:{OTHER}" in ok(hermes("cron", "run", other))
     assert discord.texts(OTHER) == ["Done: Count the tickets"]
     assert discord.sent(OTHER)[0].body["allowed_mentions"] == {"parse": []}
+    assert discord.of("PUT", "/commands") == []  # slash commands: the gateway's business

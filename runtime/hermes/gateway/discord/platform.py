@@ -73,6 +73,9 @@ class DiscordPlatform(MessagingAdapter):
         """Why Discord closed the gateway for good (the next connect fails with it)."""
         self._ours: OrderedDict[int, None] = OrderedDict()
         """Messages the bot sent and threads it answered in."""
+        self._registered = False
+        """Whether the slash commands were registered (once, when first listening: not for
+        a cron delivery, which connects only to send)."""
         self._deferred: dict[str, tuple[str, float]] = {}
         """Deferred slash commands by conversation: the interaction token, its deadline."""
 
@@ -87,8 +90,6 @@ class DiscordPlatform(MessagingAdapter):
         client = HermesClient(self.settings.api_base, self._message, self._interaction)
         try:
             await client.login(self.token)
-            if self.settings.slash_commands:
-                await self._register(client)
         except discord.LoginFailure:
             await client.close()
             raise AccessDenied(f"{self.settings.api_base} rejected the bot token — set the "
@@ -103,6 +104,8 @@ class DiscordPlatform(MessagingAdapter):
     async def listen(self) -> None:
         import discord
 
+        if self.settings.slash_commands and not self._registered:
+            await self._register(self._client)
         try:
             await self._client.connect(reconnect=False)  # RECONNECT (op 7) resumes inside
         except (discord.PrivilegedIntentsRequired, discord.ConnectionClosed) as exc:
@@ -154,11 +157,19 @@ class DiscordPlatform(MessagingAdapter):
         self._remember(sent.id, int(source.thread_id or 0))
 
     async def _fill_deferred(self, source: MessageSource, text: str) -> bool:
-        """The first reply to a slash command fills its deferred response."""
+        """The first reply to a slash command fills its deferred response (when Discord
+        refuses that, the reply is posted in the channel instead)."""
+        import discord
+
         token, deadline = self._deferred.pop(source.session_key, ("", 0.0))
         if not token or time.monotonic() > deadline:
             return False
-        await self._client.edit_original(token, escape_mentions(text))
+        try:
+            await self._client.edit_original(token, escape_mentions(text))
+        except (discord.Forbidden, discord.NotFound) as exc:
+            self.log.warning("slash command response not filled; posted instead", extra={
+                "fields": {"platform": self.name, "error": self._scrub(exc)}})
+            return False
         self._remember(int(source.thread_id or 0))
         return True
 
@@ -267,12 +278,22 @@ class DiscordPlatform(MessagingAdapter):
             raise unreadable(name, "Discord", type(exc).__name__) from None
 
     async def _register(self, client: Any) -> None:
-        """The built-ins, plugins' commands and skills as the bot's global commands."""
+        """The built-ins, plugins' commands and skills as the bot's global commands; when
+        Discord refuses them, typed commands still work (logged, not retried)."""
         import asyncio
 
+        import discord
+
         extra = await asyncio.to_thread(self._extra_commands)
-        await client.http.bulk_upsert_global_commands(client.application_id,
-                                                      command_payloads(extra))
+        try:
+            await client.http.bulk_upsert_global_commands(client.application_id,
+                                                          command_payloads(extra))
+        except discord.HTTPException as exc:
+            if exc.status >= 500 or exc.status == 429:
+                raise  # the connection is retried, and the registration with it
+            self.log.warning("slash commands not registered", extra={"fields": {
+                "platform": self.name, "error": self._scrub(exc)}})
+        self._registered = True
 
     def _extra_commands(self) -> list[tuple[str, str]]:
         plugins = [(name, str(getattr(command, "description", "") or name))
