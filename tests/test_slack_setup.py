@@ -68,8 +68,10 @@ def test_doctor_checks_the_bot_token_with_auth_test(hermes, profile: Path,
 def test_settings_are_refused_in_one_line(hermes, profile: Path) -> None:
     before = (profile / "config.yaml").read_bytes()
     key = "platforms.enabled.slack.settings"
-    refused(hermes("config", "set", f"{key}.app_token", "''"), f"{key}.app_token",
-            "SLACK_APP_TOKEN")
+    refused(hermes("config", "set", f"{key}.app_token", "''"), key,
+            "app_token: missing — Socket Mode needs the app-level token", "SLACK_APP_TOKEN")
+    refused(hermes("config", "set", f"{key}.mode", "events"), key,
+            "signing_secret: missing", "SLACK_SIGNING_SECRET")
     refused(hermes("config", "set", f"{key}.api_base", "slack.com"), f"{key}.api_base",
             "not an http(s) url")
     refused(hermes("config", "set", f"{key}.command", "hermes"), f"{key}.command",
@@ -106,7 +108,7 @@ def test_a_refused_app_token_fails_the_platform_in_one_line(
     env = (profile / ".env").read_text().replace(APP_TOKEN, "xapp-1-revoked")
     (profile / ".env").write_text(env)
     with gateway(environ, profile, ready=False) as gw:
-        detail = wait_until(lambda: _failed(gw), 60, "the platform failed")
+        detail = wait_until(lambda: _failed(gw), 120, "the platform failed")
     assert detail == ("Slack refused apps.connections.open: invalid_auth — set the app-level "
                       "token (xapp-…, scope connections:write): `hermes config set "
                       "SLACK_APP_TOKEN xapp-…`")
@@ -114,6 +116,7 @@ def test_a_refused_app_token_fails_the_platform_in_one_line(
 
 
 def _failed(gw: Gateway) -> str | None:
+    assert gw.proc.poll() is None, gw.output()
     try:
         platform = json.loads((gw.home / "gateway.json").read_text())["platforms"]["slack"]
     except (OSError, ValueError, KeyError):

@@ -1,28 +1,33 @@
-"""``kind: slack``: a Slack app in Socket Mode (no public URL needed).
+"""``kind: slack``: a Slack app in Socket Mode (no public URL needed), or on the Events
+API (Slack posts to the gateway's HTTP listener).
 
-Two tokens: the bot token (``xoxb-``) is the platform's ``token``
-(``${secret:SLACK_BOT_TOKEN}``); the app-level token (``xapp-``, scope
-``connections:write``) opens the Socket Mode connection: ``settings.app_token``
-(``${secret:SLACK_APP_TOKEN}``). Allowed users are Slack user ids (``U0123ABCD``).
+The bot token (``xoxb-``) is the platform's ``token`` (``${secret:SLACK_BOT_TOKEN}``). In
+Socket Mode the app-level token (``xapp-``, scope ``connections:write``) opens the
+connection: ``settings.app_token`` (``${secret:SLACK_APP_TOKEN}``); on the Events API the
+signing secret checks each request: ``settings.signing_secret``. Allowed users are Slack
+user ids (``U0123ABCD``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from hermes.config.platform_schema import MessagingSettings, Number
+from hermes.config.platform_schema import ListenerSettings, MessagingSettings, Number
 from hermes.config.sections import NonBlank
 
 KIND = "slack"
 ADAPTER = "hermes.gateway.slack.platform:SlackPlatform"
 DEFAULT_API = "https://slack.com/api/"
-APP_TOKEN_MISSING = ("missing: the app-level token (xapp-…, scope connections:write), by "
-                     "reference: app_token: ${secret:SLACK_APP_TOKEN}, and `hermes config set "
-                     "SLACK_APP_TOKEN xapp-…`")
+APP_TOKEN_MISSING = ("app_token: missing — Socket Mode needs the app-level token (xapp-…, "
+                     "scope connections:write), by reference: app_token: "
+                     "${secret:SLACK_APP_TOKEN}, and `hermes config set SLACK_APP_TOKEN xapp-…`")
+SIGNING_SECRET_MISSING = ("signing_secret: missing — the Events API needs the app's signing "
+                          "secret, by reference: signing_secret: ${secret:SLACK_SIGNING_SECRET}, "
+                          "and `hermes config set SLACK_SIGNING_SECRET …`")
 CHECK_TIMEOUT = 5.0
 """Seconds ``hermes doctor``'s ``auth.test`` may take."""
 
@@ -40,13 +45,24 @@ def _command(name: str) -> str:
     return name
 
 
-class Settings(MessagingSettings):
-    """``kind: slack``: a Slack app talking over Socket Mode: direct messages, channels
-    where it is mentioned, threads, ``/hermes`` and its App Home."""
+class Settings(MessagingSettings, ListenerSettings):
+    """``kind: slack``: a Slack app: direct messages, channels where it is mentioned,
+    threads, ``/hermes`` and its App Home, over Socket Mode or the Events API. ``host`` and
+    ``port`` are the gateway's HTTP listener the Events API posts to
+    (``/slack/<platform name>/``); Socket Mode uses neither."""
 
-    app_token: str = Field("", validate_default=True)
+    mode: Literal["socket", "events"] = "socket"
+    """``socket``: the app opens a WebSocket to Slack (no public URL); ``events``: Slack
+    posts events, commands and clicks to ``https://<your host>/slack/<name>/`` (set it as
+    the Request URL of Event Subscriptions, Interactivity and the slash command)."""
+    app_token: str = ""
     """The app-level token (``xapp-…``, scope ``connections:write``) that opens the Socket
-    Mode connection, by reference: ``${secret:SLACK_APP_TOKEN}`` (required)."""
+    Mode connection, by reference: ``${secret:SLACK_APP_TOKEN}`` (required in Socket
+    Mode)."""
+    signing_secret: str = ""
+    """The app's signing secret (Basic Information → App Credentials), by reference:
+    ``${secret:SLACK_SIGNING_SECRET}`` (required with the Events API: requests without its
+    signature, or older than five minutes, are refused)."""
     api_base: Annotated[NonBlank, AfterValidator(_api_base)] = DEFAULT_API
     """The Web API's address (the Socket Mode URL comes from its ``apps.connections.open``);
     another one only for a test double or a proxy."""
@@ -73,12 +89,16 @@ class Settings(MessagingSettings):
     """Seconds between pings on the Socket Mode connection; one silent for four pings is
     taken as lost and made again."""
 
-    @field_validator("app_token", mode="before")
-    @classmethod
-    def _app_token(cls, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and not value.strip()):
+    max_body_bytes: Annotated[int, Field(ge=1)] = 1024 * 1024
+    """Largest Events API request, counted as it arrives; past it 413."""
+
+    @model_validator(mode="after")
+    def _credentials(self) -> Settings:
+        if self.mode == "socket" and not self.app_token.strip():
             raise PydanticCustomError("as_written", APP_TOKEN_MISSING)
-        return value
+        if self.mode == "events" and not self.signing_secret.strip():
+            raise PydanticCustomError("as_written", SIGNING_SECRET_MISSING)
+        return self
 
 
 def check(token: str | None, settings: Settings) -> tuple[bool, str]:

@@ -63,6 +63,7 @@ class SlackPlatform(MessagingAdapter):
             raise ConfigError("no bot token — install the app, then `hermes config set "
                               "SLACK_BOT_TOKEN xoxb-…`", key=f"platforms.enabled.{name}.token")
         self.token = config.token
+        self.listeners = listeners
         self._web: Any = None
         self._socket: Any = None
         self._socket_url = ""
@@ -86,18 +87,25 @@ class SlackPlatform(MessagingAdapter):
         web = AsyncWebClient(token=self.token, base_url=self.settings.api_base,
                              logger=SLACK_LOG)
         me = await self._call("auth.test", web.auth_test())
-        opened = await self._call("apps.connections.open", web.apps_connections_open(
-            app_token=self.settings.app_token))
-        self._web, self._socket_url = web, str(opened["url"])
+        self._web = web
         self._options = events.Options(self.name, str(me["user_id"]),
                                        self.settings.reply_in_thread,
                                        self.settings.require_mention)
-        self.status.detail = (f"@{me.get('user', '?')} in {me.get('team', '?')} "
-                              f"(Socket Mode via {self.settings.api_base})")
+        who = f"@{me.get('user', '?')} in {me.get('team', '?')}"
+        if self.settings.mode == "events":
+            self.status.detail = f"{who} (Events API at {await self._serve_events(web)})"
+            return
+        opened = await self._call("apps.connections.open", web.apps_connections_open(
+            app_token=self.settings.app_token))
+        self._socket_url = str(opened["url"])
+        self.status.detail = f"{who} (Socket Mode via {self.settings.api_base})"
 
     async def listen(self) -> None:
         """Open the Socket Mode WebSocket; return once it is down for a ping interval (the
-        SDK follows Slack's own ``disconnect`` refreshes in between)."""
+        SDK follows Slack's own ``disconnect`` refreshes in between). With the Events API
+        Slack posts to the listener: nothing to do here."""
+        if self.settings.mode == "events":
+            await asyncio.Event().wait()
         await self._open_socket()
         down = 0.0
         while down < self.settings.ping_interval:
@@ -153,25 +161,54 @@ class SlackPlatform(MessagingAdapter):
     async def stop(self) -> None:
         await super().stop()
         await self.disconnect()  # no more events: replies still go out by the Web API
+        if self.settings.mode == "events" and self.listeners is not None:
+            await self.listeners.stop(self.settings.host, self.settings.port)
 
     def _handler(self, web: Any) -> Any:
-        """Bolt's app with this adapter's listeners, on a Socket Mode client that leaves
-        reconnecting a lost connection to the gateway (``Connection``)."""
+        """Bolt's app on a Socket Mode client that leaves reconnecting a lost connection to
+        the gateway (``Connection``)."""
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+        handler = AsyncSocketModeHandler(self._bolt(web), self.settings.app_token,
+                                         logger=SLACK_LOG, web_client=web,
+                                         ping_interval=self.settings.ping_interval)
+        handler.client.default_auto_reconnect_enabled = False
+        handler.client.auto_reconnect_enabled = False
+        return handler
+
+    def _bolt(self, web: Any) -> Any:
+        """Bolt's app with this adapter's listeners (checking signatures on the Events
+        API)."""
         from slack_bolt.async_app import AsyncApp
 
-        app = AsyncApp(client=web, logger=SLACK_LOG, raise_error_for_unhandled_request=False)
+        app = AsyncApp(client=web, logger=SLACK_LOG, raise_error_for_unhandled_request=False,
+                       signing_secret=self.settings.signing_secret or None,
+                       request_verification_enabled=self.settings.mode == "events")
         app.event("message")(self._on_message)
         app.event("app_mention")(self._on_mention)
         app.event("app_home_opened")(self._on_home)
         app.command(re.compile(".*"))(self._on_command)
         app.action(re.compile(f"^{events.APPROVAL_ACTION}"))(self._on_button)
-        handler = AsyncSocketModeHandler(app, self.settings.app_token, logger=SLACK_LOG,
-                                         web_client=web,
-                                         ping_interval=self.settings.ping_interval)
-        handler.client.default_auto_reconnect_enabled = False
-        handler.client.auto_reconnect_enabled = False
-        return handler
+        return app
+
+    async def _serve_events(self, web: Any) -> str:
+        """Serve the Events API path on the gateway's listener (once; a reconnect gives it
+        a new app); its URL."""
+        from hermes.gateway.api_server.body import BodyLimits
+        from hermes.gateway.slack.events_api import PREFIX, EventsEndpoint
+
+        path = f"{PREFIX}{self.name}/"
+        if self.listeners is None:  # sending without the gateway (cron): nothing to serve
+            return path
+        limits = BodyLimits(self.settings.max_body_bytes, self.settings.read_timeout,
+                            f"settings.max_body_bytes of the {self.name} platform")
+        listener = await self.listeners.listener(self.settings, limits, self.log)
+        endpoint = listener.mounts.get(path)
+        if isinstance(endpoint, EventsEndpoint):
+            endpoint.bolt = self._bolt(web)
+        else:
+            listener.mounts[path] = EventsEndpoint(self._bolt(web), limits, self.log)
+        return f"http://{listener.address}{path}"
 
     async def _on_message(self, event: dict[str, Any]) -> None:
         if events.has_audio(event) and (event.get("channel_type") == "im"):
