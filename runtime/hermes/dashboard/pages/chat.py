@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 
-from hermes.agent.text_files import MAX_BYTES, FileRefused
+from hermes.agent.text_files import MAX_BYTES, NOTE, FileRefused
 from hermes.dashboard.page import Page, open_page
 from hermes.dashboard.pages.chat_files import attachments_of
 from hermes.dashboard.pages.chat_runtimes import ChatRuntime, source_of
@@ -95,7 +95,8 @@ async def earlier_messages(page: Annotated[Page, Depends(open_page)], session_id
     """The part of the transcript before the message id ``before`` (an htmx fragment: its
     entries, after its own "Earlier messages" button if there are more)."""
     shown = await _part(page, await runtime_of(page), session_id, before)
-    return page.views.render("chat/_entries.html", transcript=shown, profile=page.profile)
+    return page.views.render("chat/_entries.html", transcript=shown, profile=page.profile,
+                             attached_note=NOTE)
 
 
 async def _part(page: Page, runtime: ChatRuntime, session_id: str, before: int | None
@@ -114,7 +115,7 @@ def _render(page: Page, runtime: ChatRuntime, shown: Transcript | None) -> HTMLR
     return page.render("chat/index.html", "chat", transcript=shown,
                        session_id=shown.session.id if shown else "",
                        refusal=runtime.refusal, model=settings.provider.model,
-                       max_text_kib=MAX_BYTES // 1024)
+                       max_text_kib=MAX_BYTES // 1024, attached_note=NOTE)
 
 
 @router.post("/p/{profile}/chat/turn")
