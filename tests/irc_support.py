@@ -297,11 +297,14 @@ class ServicesNetwork:
     """The script of a network with services accounts: SASL PLAIN against ``accounts``
     (name -> password), ``account-tag`` on the messages the test injects; the first PRIVMSG
     holding ``throttle_after`` is answered with ERR_TARGETTOOFAST (wait ``throttle``
-    seconds)."""
+    seconds). Without ``account_tag`` the server offers no account tags but answers WHOX
+    queries from ``whox`` (nick -> account)."""
 
     accounts: dict[str, str]
     throttle: int = 2
     throttle_after: str = ""
+    account_tag: bool = True
+    whox: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, client: ScriptedClient, text: str) -> None:
         command, _, rest = text.partition(" ")
@@ -312,7 +315,8 @@ class ServicesNetwork:
     def _cap(self, client: ScriptedClient, rest: str) -> None:
         if rest.startswith("LS"):
             client.capped = True
-            client.send(":services.test CAP * LS :sasl account-tag multi-prefix")
+            tag = " account-tag" if self.account_tag else ""
+            client.send(f":services.test CAP * LS :sasl{tag} multi-prefix")
         elif rest.startswith("REQ"):
             client.send(f":services.test CAP * ACK :{rest.split(':', 1)[-1].strip()}")
         elif rest == "END":
@@ -339,6 +343,13 @@ class ServicesNetwork:
         for channel in rest.lstrip(":").split(","):
             client.send(f":{client.nick}!{client.nick}@services.test JOIN {channel}")
 
+    def _who(self, client: ScriptedClient, rest: str) -> None:
+        nick, fields = rest.split(" ", 1)
+        token = fields.split(",", 1)[1]
+        client.send(f":services.test 354 {client.nick} {token} {nick} "
+                    f"{self.whox.get(nick, '0')}")
+        client.send(f":services.test 315 {client.nick} {nick} :End of WHO list")
+
     def _ping(self, client: ScriptedClient, rest: str) -> None:
         client.send(f":services.test PONG services.test {rest}")
 
@@ -352,6 +363,7 @@ class ServicesNetwork:
     def _welcome(self, client: ScriptedClient) -> None:
         if client.nick and not client.welcomed:
             client.send(f":services.test 001 {client.nick} :Welcome")
-            client.send(f":services.test 005 {client.nick} CHANTYPES=# :are supported")
+            whox = "" if self.account_tag else " WHOX"
+            client.send(f":services.test 005 {client.nick} CHANTYPES=#{whox} :are supported")
             client.send(f":services.test 422 {client.nick} :MOTD File is missing")
             client.welcomed = True

@@ -37,6 +37,8 @@ class World:
     network: ServicesNetwork
     gw: Gateway
     environ: dict[str, str]
+    whox: ScriptedServer
+    """A network without account tags, answering WHOX queries instead."""
 
 
 @pytest.fixture(scope="module")
@@ -48,19 +50,23 @@ def fake() -> Iterator[FakeLLM]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM) -> Iterator[World]:
     network = ServicesNetwork({"hermes": PASSWORD})
-    with ScriptedServer(network) as server, module_home(tmp_path_factory) as (root, environ):
-        def irc(nick: str, secret: str) -> dict[str, object]:
+    older = ServicesNetwork({"hermes": PASSWORD}, account_tag=False, whox={"alice": "alice"})
+    with ScriptedServer(network) as server, ScriptedServer(older) as whox, \
+            module_home(tmp_path_factory) as (root, environ):
+        def irc(nick: str, secret: str, on: ScriptedServer = server) -> dict[str, object]:
             return {"kind": "irc", "allowed_users": ["$a:alice"], "settings": {
-                "server": "127.0.0.1", "port": server.port, "tls": False, "nick": nick,
+                "server": "127.0.0.1", "port": on.port, "tls": False, "nick": nick,
                 "password": f"${{secret:{secret}}}", "send_rate": 2}}
 
         configure_messaging(root, fake.openai_base_url, {
-            "irc": irc("hermes", "IRC_PASSWORD"), "wrong": irc("hermes2", "WRONG_PASSWORD")},
+            "irc": irc("hermes", "IRC_PASSWORD"), "wrong": irc("hermes2", "WRONG_PASSWORD"),
+            "older": irc("hermes", "IRC_PASSWORD", whox)},
             {"IRC_PASSWORD": PASSWORD, "WRONG_PASSWORD": "not-the-password"})
         with gateway(environ, root, ready=False) as gw:
             assert platform_detail(gw, "irc") == \
                 f"hermes on 127.0.0.1:{server.port} (plain text, account hermes)"
-            yield World(server, network, gw, environ)
+            platform_detail(gw, "older")
+            yield World(server, network, gw, environ, whox)
 
 
 @pytest.fixture
@@ -89,10 +95,23 @@ def test_the_account_not_the_nick_lets_a_sender_in(world: World, llm: Since) -> 
     assert issued == ["$a:mallory", "alice!a@anywhere.example"]
 
 
+def test_without_account_tags_the_account_is_asked_with_whox(world: World,
+                                                              llm: Since) -> None:
+    agent = world.whox.client("hermes")
+    agent.send(":alice!a@anywhere.example PRIVMSG hermes :asked by WHOX")
+    agent.send(":mallory!m@anywhere.example PRIVMSG hermes :no account")
+    wait_until(lambda: world.whox.said("PRIVMSG alice :Answer: asked by WHOX") and
+               world.whox.said("PRIVMSG mallory :Hi! I don't know you yet"), 60, "answers")
+    assert [text for _at, text in world.whox.said("WHO ")] == [
+        "WHO alice %tna,152", "WHO mallory %tna,152"]
+    assert [r.last_user_text for r in llm.requests] == ["asked by WHOX"]
+
+
 def test_the_sasl_login_is_sent_and_a_refused_one_fails_the_platform(world: World) -> None:
     logins = [text for _at, text in world.server.said("AUTHENTICATE ") if text !=
               "AUTHENTICATE PLAIN"]
     assert len(logins) == 2  # hermes and hermes2, once each: no retry after a refusal
+    assert [text for _at, text in world.server.said("WHO ")] == []  # accounts came tagged
     done = subprocess.run([sys.executable, "-m", "hermes", "gateway", "status"],
                           env=world.environ, capture_output=True, text=True, timeout=120)
     assert "  wrong: failed 127.0.0.1 refused the SASL login of hermes2: the password was " \

@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # the kind module is loaded through platform_schema, never fi
 WANTED_CAPS = frozenset({"account-tag", "account-notify", "extended-join", "message-tags"})
 REGISTER_TIMEOUT = 30.0
 JOIN_TIMEOUT = 15.0
+WHO_TIMEOUT = 5.0
+WHO_TOKEN = "152"
+"""Marks the answers (354) to our own WHOX queries."""
 MAX_FALLBACKS = 10
 SASL_FAILED = {"902": "the account is locked", "904": "the password was refused",
                "905": "the login was too long", "906": "the login was aborted",
@@ -106,6 +109,7 @@ class IrcClient:
         self._task: asyncio.Task[None] | None = None
         self._messages: asyncio.Queue[Line | None] = asyncio.Queue()
         self._joins: dict[str, asyncio.Future[None]] = {}
+        self._whos: dict[str, asyncio.Future[str]] = {}
         self._last_regain = 0.0
 
     # connecting ---------------------------------------------------------------------
@@ -247,6 +251,9 @@ class IrcClient:
         for waiting in self._joins.values():
             if not waiting.done():
                 waiting.set_exception(Disconnected(self.lost))
+        for asked in self._whos.values():
+            if not asked.done():
+                asked.set_result("")
         self._messages.put_nowait(None)
 
     async def _read(self) -> None:
@@ -302,6 +309,10 @@ class IrcClient:
         elif command == "ACCOUNT":
             self.accounts[fold(message.nick)] = "" if message.param(0) == "*" else \
                 message.param(0)
+        elif command == "354" and message.param(1) == WHO_TOKEN:
+            asked = self._whos.pop(fold(message.param(2)), None)
+            if asked and not asked.done():
+                asked.set_result("" if message.param(3) == "0" else message.param(3))
         elif command in JOIN_ERRORS:
             self._join_failed(message)
         elif command in THROTTLED:
@@ -354,6 +365,22 @@ class IrcClient:
         if "account-tag" in self.caps:
             return message.tags.get("account", "")
         return self.accounts.get(fold(message.nick))
+
+    async def lookup_account(self, nick: str) -> str | None:
+        """``nick``'s account by a WHOX query ("" none; None: the server has no WHOX or
+        did not answer in time)."""
+        if not self.whox:
+            return None
+        key = fold(nick)
+        asked = self._whos.get(key)
+        if asked is None:
+            asked = self._whos[key] = asyncio.get_running_loop().create_future()
+            await self.write(line("WHO", nick, f"%tna,{WHO_TOKEN}"))
+        try:
+            return await asyncio.wait_for(asyncio.shield(asked), WHO_TIMEOUT)
+        except TimeoutError:
+            self._whos.pop(key, None)
+            return None
 
     # writing ------------------------------------------------------------------------
 

@@ -64,10 +64,6 @@ class AllowList:
                 return entry
         return f"{ACCOUNT}{sender.account}" if sender.account else sender.mask
 
-    @property
-    def wants_accounts(self) -> bool:
-        return any(entry.startswith(ACCOUNT) for entry in self.entries)
-
 
 def _check(entry: str, key: str) -> None:
     if entry.startswith(ACCOUNT):

@@ -110,7 +110,10 @@ class IrcPlatform(MessagingAdapter):
         target, text = message.params
         if "!" not in message.source or text.startswith("\x01"):
             return  # a server's message, or a CTCP request (ACTION, VERSION, ...)
-        sender = Sender.of(message.source, self.client.account_of(message))
+        account = self.client.account_of(message)
+        if account is None:  # no account-tag: WHOX, where the server has it
+            account = await self.client.lookup_account(message.nick)
+        sender = Sender.of(message.source, account)
         user_id = self.allow.user_id(sender)
         if self.client.is_channel(target):
             addressed = self._addressed(received_text(text)) if \
