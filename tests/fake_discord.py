@@ -3,19 +3,19 @@ Gateway over a WebSocket, both from one aiohttp server, so discord.py itself run
 
 REST (``/api/v10``, ``Authorization: Bot <token>``, else 401): ``GET /users/@me``,
 ``GET /oauth2/applications/@me``, ``GET /gateway/bot`` (the WebSocket's address),
-``PUT /applications/{id}/commands``, ``POST /channels/{id}/messages`` (2000 characters
-at most, else 400 code 50035), ``POST /channels/{id}/typing``,
-``POST /interactions/{id}/{token}/callback``, ``PATCH
+``PUT /applications/{id}/commands``, ``POST /users/@me/channels`` (a DM channel),
+``POST /channels/{id}/messages`` (2000 characters at most, else 400 code 50035),
+``POST /channels/{id}/typing``, ``POST /interactions/{id}/{token}/callback``, ``PATCH
 /webhooks/{app}/{token}/messages/@original``; files users attached are served at
 ``/attachments/...``. Scripted failures (``fail``) answer a route with an error, a 429
 with ``retry_after`` (and Discord's rate-limit headers) included.
 
 Gateway (``/gateway``): HELLO (op 10), IDENTIFY (op 2; a wrong token is closed 4004, the
 Message Content intent without ``content_intent`` 4014), READY and GUILD_CREATE
-dispatches, heartbeats (op 1, acknowledged op 11), RESUME (op 6: RESUMED and the events
-missed), RECONNECT (op 7, sent by ``reconnect``), and dispatches of MESSAGE_CREATE and
-INTERACTION_CREATE from ``say`` and ``command``. Every request and dispatch is recorded
-with its time (``calls``, ``dispatched``).
+dispatches, heartbeats (op 1, acknowledged op 11), RESUME (op 6: RESUMED), RECONNECT
+(op 7, sent by ``reconnect``), and dispatches of MESSAGE_CREATE and INTERACTION_CREATE
+from ``say`` and ``command``. Every request and dispatch is recorded with its time
+(``calls``, ``dispatched``).
 """
 
 from __future__ import annotations
@@ -189,10 +189,10 @@ class FakeDiscord:
         return message_id
 
     def command(self, name: str, value: str = "", *, user_id: int, guild: bool = False,
-                roles: tuple[int, ...] = ()) -> str:
+                channel_id: int | None = None, roles: tuple[int, ...] = ()) -> str:
         """A user's slash command; the interaction's token."""
         token = f"itoken-{next(self._ids)}"
-        channel = CHANNEL_ID if guild else self.dm_channel(user_id)
+        channel = channel_id or (CHANNEL_ID if guild else self.dm_channel(user_id))
         data: dict[str, Any] = {
             "id": str(next(self._ids)), "application_id": str(APP_ID), "type": 2,
             "token": token, "version": 1, "attachment_size_limit": 8_388_608,
@@ -304,6 +304,10 @@ class FakeDiscord:
             return 200, self.commands
         if method == "POST" and parts[0] == "channels" and parts[-1] == "messages":
             return self._message(parts[1], body)
+        if (method, path) == ("POST", "users/@me/channels"):
+            recipient = int(body["recipient_id"])
+            return 200, {"id": str(self.dm_channel(recipient)), "type": 1, "last_message_id": None,
+                         "recipients": [self.user(recipient, "recipient")]}
         if method == "POST" and parts[0] == "channels" and parts[-1] == "typing":
             return 204, None
         if method == "POST" and parts[0] == "interactions":
@@ -348,7 +352,7 @@ class FakeDiscord:
         if op == 1:
             await ws.send_json({"op": 11})
         elif op == 2:
-            await self._identify(ws, data)
+            await self._identify(ws, data or {})
         elif op == 6:
             self.resumed += 1
             self._sockets.add(ws)

@@ -302,6 +302,12 @@ def test_channels_outside_allowed_channels_and_roles_are_ignored(
             assert answer == "re: with the role"
             assert fake.texts(OTHER_CHANNEL_ID) == [] and fake.commands == []
             assert len(fake.texts(CHANNEL_ID)) == 1
+            token = fake.command("help", user_id=ADA, guild=True, channel_id=OTHER_CHANNEL_ID,
+                                 roles=(ROLE_ID,))
+            told = wait_until(lambda: [c for c in fake.of("POST", "interactions/")
+                                       if token in c.path], what="told where not to ask")
+            assert told[0].body["data"] == {  # type: ignore[index]
+                "content": "I don't answer in this channel.", "flags": 64}
 
 
 def test_without_the_message_content_intent_the_platform_fails_saying_how(

@@ -63,3 +63,8 @@ def test_cron_delivers_to_the_home_channel_and_to_a_channel(hermes, profile: Pat
     assert discord.texts(OTHER) == ["Done: Count the tickets"]
     assert discord.sent(OTHER)[0].body["allowed_mentions"] == {"parse": []}
     assert discord.of("PUT", "/commands") == []  # slash commands: the gateway's business
+    someone = added(hermes, "every 1d", "Remind me", "--deliver", "discord:@4242")
+    assert "delivered to discord:@4242" in ok(hermes("cron", "run", someone))
+    assert discord.texts(FakeDiscord.dm_channel(4242)) == ["Done: Remind me"]
+    [opened] = discord.of("POST", "users/@me/channels")
+    assert opened.body == {"recipient_id": 4242}

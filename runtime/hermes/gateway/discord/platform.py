@@ -41,6 +41,9 @@ DOWNLOAD_TIMEOUT = 60.0
 DEFERRED_FOR = 14 * 60.0
 """Seconds a deferred slash command's response can still be filled (Discord: 15 min)."""
 EPHEMERAL = 64
+TYPING_LASTS = 8.0
+"""Seconds between typing calls for one channel (Discord shows it for 10 s)."""
+NOT_HERE = "I don't answer in this channel."
 VOICE_OFF = "voice messages are not supported here yet; send text"
 NOT_ALLOWED = ("You are not allowed to talk to this agent. Send me a direct message to ask "
                "for access.")
@@ -73,6 +76,10 @@ class DiscordPlatform(MessagingAdapter):
         """Why Discord closed the gateway for good (the next connect fails with it)."""
         self._ours: OrderedDict[int, None] = OrderedDict()
         """Messages the bot sent and threads it answered in."""
+        self._direct: dict[int, int] = {}
+        """Direct-message channels opened for ``@USER_ID`` targets, by user."""
+        self._typed: dict[int, float] = {}
+        """Until when each channel shows "typing" already."""
         self._registered = False
         """Whether the slash commands were registered (once, when first listening: not for
         a cron delivery, which connects only to send)."""
@@ -134,8 +141,14 @@ class DiscordPlatform(MessagingAdapter):
             raise Disconnected(self._scrub(exc)) from None
 
     async def typing(self, source: MessageSource) -> None:
-        if self._client is not None and self.outbox.connected.is_set():
-            await self._client.http.send_typing(int(source.thread_id or source.chat_id))
+        """Discord's indicator lasts 10 s: one call per channel per ``TYPING_LASTS``."""
+        channel = int(source.thread_id or source.chat_id) if not source.chat_id.startswith(
+            "@") else 0
+        if self._client is None or not self.outbox.connected.is_set() or not channel or \
+                time.monotonic() < self._typed.get(channel, 0.0):
+            return
+        self._typed[channel] = time.monotonic() + TYPING_LASTS
+        await self._client.http.send_typing(channel)
 
     async def disconnect(self) -> None:
         client, self._client = self._client, None
@@ -151,10 +164,21 @@ class DiscordPlatform(MessagingAdapter):
     async def _post(self, source: MessageSource, text: str) -> None:
         import discord
 
-        channel = self._client.get_partial_messageable(int(source.thread_id or source.chat_id))
+        channel = self._client.get_partial_messageable(await self._channel_id(source))
         sent = await channel.send(escape_mentions(text),
                                   allowed_mentions=discord.AllowedMentions.none())
         self._remember(sent.id, int(source.thread_id or 0))
+
+    async def _channel_id(self, source: MessageSource) -> int:
+        """Where a reply goes: the thread, the channel, or for ``@USER_ID`` (a target such
+        as ``discord:@123456789012345678``) that user's direct-message channel."""
+        if not source.chat_id.startswith("@"):
+            return int(source.thread_id or source.chat_id)
+        user = int(source.chat_id[1:])
+        if user not in self._direct:
+            opened = await self._client.http.start_private_message(user)
+            self._direct[user] = int(opened["id"])
+        return self._direct[user]
 
     async def _fill_deferred(self, source: MessageSource, text: str) -> bool:
         """The first reply to a slash command fills its deferred response (when Discord
@@ -209,17 +233,24 @@ class DiscordPlatform(MessagingAdapter):
         user = interaction.user
         channel = interaction.channel or \
             self._client.get_partial_messageable(interaction.channel_id)
-        source = self._source(channel, interaction.guild_id, user) if text is not None else None
-        if text is None or source is None:
+        if text is None:
+            return
+        source = self._source(channel, interaction.guild_id, user)
+        if source is None:  # a channel outside allowed_channels
+            await self._tell(interaction, NOT_HERE)
             return
         if not self.gate.allows(source.user_id) or not self._member_allowed(user, source):
-            await self._client.respond(interaction, {"type": 4, "data": {
-                "content": NOT_ALLOWED, "flags": EPHEMERAL}})
+            await self._tell(interaction, NOT_ALLOWED)
             return
         await self._client.respond(interaction, {"type": 5})
         self._deferred[source.session_key] = (interaction.token,
                                               time.monotonic() + DEFERRED_FOR)
         await self.dispatch(MessageEvent(source, text, str(interaction.id)))
+
+    async def _tell(self, interaction: Any, text: str) -> None:
+        """Answer a slash command at once, seen only by the one who used it."""
+        await self._client.respond(interaction, {"type": 4, "data": {
+            "content": text, "flags": EPHEMERAL}})
 
     def _source(self, channel: Any, guild: int | None, user: Any) -> MessageSource | None:
         """The conversation of a message (a thread's parent is the chat), None in a channel
