@@ -316,7 +316,7 @@ class ServicesNetwork:
         if rest.startswith("LS"):
             client.capped = True
             tag = " account-tag" if self.account_tag else ""
-            client.send(f":services.test CAP * LS :sasl{tag} multi-prefix")
+            client.send(f":services.test CAP * LS :sasl{tag} message-tags multi-prefix")
         elif rest.startswith("REQ"):
             client.send(f":services.test CAP * ACK :{rest.split(':', 1)[-1].strip()}")
         elif rest == "END":

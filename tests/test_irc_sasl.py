@@ -82,6 +82,8 @@ def test_the_account_not_the_nick_lets_a_sender_in(world: World, llm: Since) -> 
     agent = world.server.client("hermes")
     agent.send("@account=alice :alice!a@anywhere.example PRIVMSG hermes :hello")
     wait_until(lambda: "Answer: hello" in answers(world, "alice"), 60, "the answer")
+    typing = world.server.said("@+typing=active TAGMSG alice")
+    assert typing and typing[0][0] < world.server.said("PRIVMSG alice :Answer: hello")[0][0]
     agent.send("@account=alice :alice2!b@elsewhere.example PRIVMSG hermes :from afar")
     wait_until(lambda: "Answer: from afar" in answers(world, "alice2"), 60, "the answer")
     agent.send("@account=mallory :alice!a@anywhere.example PRIVMSG hermes :let me in")

@@ -12,7 +12,8 @@ Answers are plain text: Markdown markers and IRC's formatting and control codes 
 taken out; each line is its own message, a long one cut (at spaces, never inside a
 character) so that the whole ``:nick!user@host PRIVMSG target :text`` line the server
 relays stays within IRC's 512 bytes. Messages leave one at a time at ``send_rate``, and
-wait when the server says it throttles us. Who a sender is: ``hermes.gateway.irc.identity``.
+wait when the server says it throttles us. Where the server relays message tags, the
+chat sees IRCv3 ``+typing`` while a turn runs. Who a sender is: ``hermes.gateway.irc.identity``.
 """
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ class IrcPlatform(MessagingAdapter):
             await client.join(target)
         for part in messages(text, self._budget(target)):
             await client.write(line("PRIVMSG", target, part))
+
+    async def typing(self, source: MessageSource) -> None:
+        """IRCv3 ``+typing`` (a client tag), where the server relays tags."""
+        if "message-tags" in self.client.caps and not self.client.lost:
+            await self.client.write(f"@+typing=active {line('TAGMSG', source.chat_id)}")
 
     async def disconnect(self) -> None:
         await self.client.close("Hermes agent stopping")
