@@ -7,7 +7,8 @@ parameter; form, query or JSON parameters), ``{"ok": ..., ...}`` answers: ``auth
 ``apps.connections.open`` (the app-level token only; answers this fake's ``ws://`` URL),
 ``chat.postMessage`` (checks Slack's limits: 3000 characters per section block,
 ``invalid_blocks``; 40,000 per text, ``msg_too_long``), ``chat.update``, ``users.info``,
-``conversations.info``, ``reactions.add``/``remove`` and ``views.publish``. Scripted
+``conversations.info``, ``reactions.add``/``remove`` and ``views.publish``; the files users
+sent (voice clips) at their ``url_private_download``, to the bot token only. Scripted
 failures (``fail``), 429 with ``Retry-After`` included. Socket Mode: ``hello`` on connect,
 then the envelopes the tests push (``events_api``, ``slash_commands``, ``interactive``),
 each acknowledged by the client with its ``envelope_id`` (``acks``); ``refresh`` sends a
@@ -85,6 +86,9 @@ class FakeSlack:
         self.failures: list[Failure] = []
         self.envelopes: dict[str, Envelope] = {}
         self.users: dict[str, str] = {}
+        self.files: dict[str, bytes] = {}
+        """Files users sent, by id: served at ``url_private_download`` to the bot token."""
+        self.downloads: list[str] = []
         self.connections = 0
         self.port = 0
         self._ts = itertools.count(1)
@@ -127,6 +131,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/link/", self._socket)
+        app.router.add_get("/files-pri/{team}-{file}/{name}", self._file)
         self._runner = web.AppRunner(app)
         loop.run_until_complete(self._runner.setup())
         loop.run_until_complete(web.TCPSite(self._runner, "127.0.0.1", self.port).start())
@@ -210,6 +215,15 @@ class FakeSlack:
                          "value": value, "type": "button", "action_ts": str(time.time()),
                          "text": buttons[0]["text"]}]})
 
+    def voice_clip(self, data: bytes) -> dict[str, Any]:
+        """A voice clip as a message's ``files`` entry carries it (``subtype: slack_audio``)."""
+        file_id = f"F{uuid.uuid4().hex[:10].upper()}"
+        self.files[file_id] = data
+        url = f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/audio_message.m4a"
+        return {"id": file_id, "name": "audio_message.m4a", "title": "audio_message.m4a",
+                "mimetype": "audio/mp4", "filetype": "m4a", "subtype": "slack_audio",
+                "size": len(data), "url_private": url, "url_private_download": url + "?dl=1"}
+
     def push(self, kind: str, payload: dict[str, Any]) -> str:
         envelope = Envelope(str(uuid.uuid4()), kind, payload)
         self.envelopes[envelope.envelope_id] = envelope
@@ -274,6 +288,15 @@ class FakeSlack:
         finally:
             self._sockets.discard(ws)
         return ws
+
+    async def _file(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {self.bot_token}":
+            return web.Response(status=302, headers={"Location": "/?redir=login"})
+        file_id = request.match_info["file"]
+        if file_id not in self.files:
+            return web.Response(status=404)
+        self.downloads.append(file_id)
+        return web.Response(body=self.files[file_id], content_type="audio/mp4")
 
     def _ack(self, data: dict[str, Any]) -> None:
         envelope = self.envelopes.get(str(data.get("envelope_id")))

@@ -23,12 +23,15 @@ from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
 from hermes.gateway.messaging.text import split_text
 from messaging_support import Since, configure_messaging, module_home, platform_detail
+from voice_support import spoken
 
 BOT_TOKEN = "xoxb-1111-2222-test-bot-token"
 APP_TOKEN = "xapp-1-A0HERMES-3333-test-app-token"
 ADA, BO, EVE, MAL = "U0ADA", "U0BO", "U0EVE", "U0MAL"  # Ada and Bo are allowed
 DM_ADA, DM_EVE, GENERAL = "D0ADA", "D0EVE", "C0GENERAL"
 LONG = "\n\n".join(f"Paragraph {n}: " + "word " * 300 for n in range(8))
+STT_TEMPLATE = ("ffprobe -v error {input_path} && printf 'lights on %s\\n' {language} "
+                "> {output_dir}/transcript.txt")
 SPECIAL = "a < b & c > d **bold** `x<y>` [docs](http://example.com/?a=1&b=2) <!channel>"
 
 
@@ -97,7 +100,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM, slack: F
     with module_home(tmp_path_factory) as (root, environ):
         configure_messaging(root, fake_llm.openai_base_url, {"slack": slack_platform(slack)},
                             SECRETS, approvals={"chat_timeout": 8},
-                            environment={"cwd": str(workspace)})
+                            environment={"cwd": str(workspace)}, stt={
+                                "name": "command", "backend": "command",
+                                "command": STT_TEMPLATE, "language": "en"})
         with gateway(environ, root, ready=False) as gw:
             connected(gw, slack)
             yield gw, environ
@@ -316,3 +321,15 @@ def test_a_refresh_and_a_lost_connection_are_followed(gw: Gateway, slack: FakeSl
 def _state(gw: Gateway) -> str:
     return str(json.loads((gw.home / "gateway.json").read_text())["platforms"]["slack"]
                ["state"])
+
+
+def test_a_voice_clip_is_transcribed_and_answered(gw: Gateway, slack: FakeSlack,
+                                                  llm: Since) -> None:
+    clip = slack.voice_clip(spoken("lights on"))
+    before = len(slack.posts(DM_ADA))
+    slack.message(ADA, "", DM_ADA, subtype="file_share", files=[clip])
+    shown, answered = (section_text(c.params) for c in answers(slack, DM_ADA, count=2,
+                                                               before=before))
+    assert (shown, answered) == ("🎤 lights on en", "re: lights on en")
+    assert slack.downloads[-1] == clip["id"]
+    assert [r.last_user_text for r in llm.requests] == ["lights on en"]

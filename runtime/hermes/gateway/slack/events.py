@@ -90,11 +90,11 @@ def button(payload: JSON, options: Options) -> MessageEvent | None:
     return MessageEvent(source, answer, str(asked.get("ts") or ""))
 
 
-def has_audio(event: JSON) -> bool:
-    """Whether the message carries an audio file (a Slack voice clip) and no text."""
-    return not (event.get("text") or "").strip() and any(
-        str(f.get("mimetype", "")).startswith("audio/") or f.get("subtype") == "slack_audio"
-        for f in event.get("files") or ())
+def audio_files(event: JSON) -> list[JSON]:
+    """The audio files a message carries (voice clips: ``subtype: slack_audio``)."""
+    return [f for f in event.get("files") or () if isinstance(f, dict) and (
+        str(f.get("mimetype", "")).startswith("audio/") or f.get("subtype") == "slack_audio")
+        and (f.get("url_private_download") or f.get("url_private"))]
 
 
 def _event(event: JSON, options: Options, kind: str, text: str) -> MessageEvent:

@@ -6,28 +6,32 @@ app-level token (``apps.connections.open``) and takes what Slack sends there: di
 messages, mentions in channels (answered in a thread under them: ``reply_in_thread``)
 and replies in threads it answered in, the slash command (``/hermes TEXT``), clicks on
 the approve/deny buttons of an approval question, and App Home openings (a short view is
-published). Answers are mrkdwn in one section block (``blocks.SECTION_CHARS``: longer
+published). Voice clips and audio files go to the gateway's speech-to-text
+(``hermes.gateway.voice``), downloaded with the bot token only for an allowed sender.
+Answers are mrkdwn in one section block (``blocks.SECTION_CHARS``: longer
 answers are split on paragraphs, then lines), again as plain text when Slack rejects the
 blocks; a 429's ``Retry-After`` is honoured. Slack has no typing indicator for apps: the
-message being answered carries ``typing_reaction`` until the answer. A voice clip is
-answered with one line (not supported yet). A ``disconnect`` envelope (Slack's refresh)
-is followed at once by the SDK; a lost connection is made again by the gateway, with
-backoff and ``reconnecting`` in ``gateway status``.
+message being answered carries ``typing_reaction`` until the answer. A ``disconnect``
+envelope (Slack's refresh) is followed at once by the SDK; a lost connection is made again
+by the gateway, with backoff and ``reconnecting`` in ``gateway status``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from hermes.config.platform_kinds.slack import Settings
 from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError
 from hermes.gateway.base import MessageEvent, MessageSource
+from hermes.gateway.images import read_capped, unreadable
 from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.connection import AccessDenied
 from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
@@ -35,6 +39,7 @@ from hermes.gateway.messaging.text import split_text
 from hermes.gateway.slack import events
 from hermes.gateway.slack.blocks import SECTION_CHARS, answer_blocks, home_view
 from hermes.gateway.slack.mrkdwn import escape, escaped_length, to_mrkdwn
+from hermes.gateway.voice import IncomingAudio
 
 DENIED = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked",
                     "token_expired", "not_allowed_token_type", "missing_scope"})
@@ -45,7 +50,8 @@ CONNECT_TIMEOUT = 30.0
 LIVENESS_EVERY = 0.5
 REMEMBERED = 1000
 """Threads answered in (and users' names) remembered."""
-VOICE_REFUSED = "Voice messages are not supported here yet: please type your message."
+DOWNLOAD_TIMEOUT = 60.0
+"""Seconds a voice clip's download may take."""
 SLACK_LOG = logging.getLogger("hermes.gateway.slack.sdk")
 
 
@@ -211,12 +217,10 @@ class SlackPlatform(MessagingAdapter):
         return f"http://{listener.address}{path}"
 
     async def _on_message(self, event: dict[str, Any]) -> None:
-        if events.has_audio(event) and (event.get("channel_type") == "im"):
-            self.outbox.put(MessageSource(self.name, str(event.get("channel")),
-                                          thread_id=str(event.get("thread_ts") or "")),
-                            VOICE_REFUSED)
-            return
-        await self._take(events.message(event, self._options, self._answered))
+        taken = events.message(event, self._options, self._answered)
+        if taken is not None:
+            taken = replace(taken, audio=tuple(self._audio(f) for f in events.audio_files(event)))
+        await self._take(taken)
 
     async def _on_mention(self, event: dict[str, Any]) -> None:
         await self._take(events.mention(event, self._options))
@@ -243,7 +247,33 @@ class SlackPlatform(MessagingAdapter):
         named = MessageSource(source.platform, source.chat_id, source.chat_type,
                               source.user_id, source.user_name or await self._name(
                                   source.user_id), source.thread_id)
-        await self.dispatch(MessageEvent(named, event.text, event.message_id, event.images))
+        await self.dispatch(replace(event, source=named))
+
+    def _audio(self, file: dict[str, Any]) -> IncomingAudio:
+        """A voice clip or audio file, downloaded (with the bot token) only for an allowed
+        sender."""
+        name = "voice message" if file.get("subtype") == "slack_audio" else \
+            str(file.get("name") or "audio file")
+        url = str(file.get("url_private_download") or file.get("url_private"))
+        size = file.get("size") if isinstance(file.get("size"), int) else None
+        suffix = "." + str(file.get("filetype") or "").strip(".") if file.get("filetype") \
+            else ".m4a"
+        return IncomingAudio(name, functools.partial(self._download, name, url), size,
+                             str(file.get("mimetype") or "").lower(), suffix)
+
+    async def _download(self, name: str, url: str, max_bytes: int) -> bytes:
+        """A file's bytes from Slack (``files:read``), refused once past ``max_bytes``."""
+        import aiohttp
+
+        try:
+            async with aiohttp.ClientSession() as session, session.get(
+                    url, headers={"Authorization": f"Bearer {self.token}"},
+                    timeout=aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT)) as response:
+                if response.status != 200:
+                    raise unreadable(name, "Slack", f"HTTP {response.status}")
+                return await read_capped(response.content.iter_chunked(65536), max_bytes, name)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise unreadable(name, "Slack", type(exc).__name__) from None
 
     async def _name(self, user: str) -> str:
         """A user's name (``users.info``, remembered); empty when Slack does not say."""
