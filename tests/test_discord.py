@@ -329,3 +329,21 @@ def _platform(gw: Gateway) -> dict[str, Any] | None:
         return dict(json.loads((gw.home / "gateway.json").read_text())["platforms"]["discord"])
     except (OSError, ValueError, KeyError):
         return None
+
+
+def test_a_wrong_token_fails_the_platform_and_the_doctor_row(
+        tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> None:
+    wrong = TOKEN[:-4] + "XXXX"
+    with serving(TOKEN) as fake, module_home(tmp_path_factory) as (root, environ):
+        configure_messaging(root, fake_llm.openai_base_url,
+                            {"discord": discord_platform(fake)}, {"DISCORD_BOT_TOKEN": wrong})
+        doctor = subprocess.run([sys.executable, "-m", "hermes", "doctor"], env=environ,
+                                text=True, capture_output=True, timeout=120)
+        [row] = [line for line in doctor.stdout.splitlines() if "platform discord" in line]
+        assert "refused the bot token (401)" in row and wrong not in doctor.stdout
+        with gateway(environ, root, ready=False) as gw:
+            failed = wait_until(lambda: (p := _platform(gw)) and p["state"] == "failed" and p,
+                                timeout=60, what="discord failed")
+            assert "rejected the bot token" in failed["detail"]  # type: ignore[index]
+            assert fake.identified == 0
+            assert wrong not in (gw.home / "logs" / "gateway.log").read_text()
