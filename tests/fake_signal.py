@@ -5,7 +5,8 @@ It speaks the daemon's wire: JSON-RPC 2.0 on ``POST /api/v1/rpc`` (``version``, 
 ``sendTyping``, ``getAttachment``, ``listAccounts``; errors as ``{"code", "message",
 "data"}``), Server-Sent Events on ``GET /api/v1/events`` (``event:receive`` then
 ``data:{"envelope": ..., "account": ...}`` and a blank line; ``:`` keep-alives) and
-``GET /api/v1/check``. ``push`` makes a person's message (a ``dataMessage`` with
+``GET /api/v1/check``; like the daemon it keeps its latest 1000 events (ids
+``<run>-<sequence>``) and replays those after a stream's ``Last-Event-ID``. ``push`` makes a person's message (a ``dataMessage`` with
 ``groupInfo``, ``mentions`` as U+FFFC placeholders, ``attachments``, ``quote``) and sends it
 to every open stream. Every call is recorded with its time; ``fail`` scripts errors
 (Signal's rate limit included); ``stop()``/``start()`` restart it on the same port.
@@ -20,6 +21,7 @@ import json
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -69,6 +71,11 @@ class FakeSignalDaemon(LoopServer):
         self.attachments: dict[str, bytes] = {}
         self._lock = threading.Lock()
         self._streams: set[asyncio.Queue[str | None]] = set()
+        self._buffer: deque[tuple[int, str]] = deque(maxlen=1000)
+        """The latest events, replayed to a stream that names the last one it read."""
+        self._run_id = ""
+        self.paused = False
+        """Refuse new event streams (503) while set."""
         self._clock = itertools.count(int(time.time() * 1000))
 
     # --- lifecycle -------------------------------------------------------------------
@@ -138,16 +145,23 @@ class FakeSignalDaemon(LoopServer):
 
     # --- the daemon ------------------------------------------------------------------
 
+    def cut(self) -> None:
+        """End every open event stream (the daemon stays up)."""
+        self.run(self.closing())
+
     def _emit(self, event: dict[str, Any]) -> None:
-        line = f"event:receive\ndata:{json.dumps(event)}\n\n"
 
         async def put() -> None:
+            sequence = self._buffer[-1][0] + 1 if self._buffer else 1
+            line = f"id:{self._run_id}-{sequence}\nevent:receive\ndata:{json.dumps(event)}\n\n"
+            self._buffer.append((sequence, line))
             for queue in list(self._streams):
                 queue.put_nowait(line)
 
         self.run(put())
 
     def routes(self, app: web.Application) -> None:
+        self._run_id, self._buffer = str(time.monotonic_ns()), deque(maxlen=1000)
         app.router.add_post("/api/v1/rpc", self._rpc)
         app.router.add_get("/api/v1/events", self._events)
         app.router.add_get("/api/v1/check", self._check)
@@ -163,10 +177,19 @@ class FakeSignalDaemon(LoopServer):
     async def _events(self, request: web.Request) -> web.StreamResponse:
         if request.query.get("account", self.account) != self.account:
             return web.Response(status=400, text="Specified account does not exist")
+        if self.paused:
+            return web.Response(status=503, text="paused")
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
         await response.prepare(request)
         queue: asyncio.Queue[str | None] = asyncio.Queue()
+        last = request.headers.get("Last-Event-ID")
+        if last is not None:  # an id of an earlier run, or unknown: everything buffered
+            run, _, sequence = last.partition("-")
+            after = int(sequence) if run == self._run_id and sequence.isdigit() else 0
+            for number, line in self._buffer:
+                if number > after:
+                    queue.put_nowait(line)
         self._streams.add(queue)
         try:
             while True:

@@ -240,6 +240,23 @@ def test_reconnects_after_the_daemon_restarts_without_losing_replies(
     assert "connection lost" in log and "reconnected" in log
 
 
+def test_messages_sent_while_the_stream_was_cut_are_answered(
+        gw: Gateway, daemon: FakeSignalDaemon, llm: Since) -> None:
+    start = len(daemon.texts(ADA))
+    daemon.paused = True  # no stream until the messages are in
+    try:
+        daemon.cut()
+        wait_until(lambda: not daemon.listening, what="the stream cut")
+        daemon.push("sent while cut off", number=ADA)
+        daemon.push("and another", number=ADA)
+    finally:
+        daemon.paused = False
+    wait_until(lambda: len(daemon.texts(ADA)) >= start + 2, timeout=90, what="both answers")
+    assert daemon.texts(ADA)[start:] == ["re: sent while cut off", "re: and another"]
+    asked = [r.last_user_text for r in llm.requests]
+    assert asked == ["sent while cut off", "and another"]  # each once: no replay twice
+
+
 def test_cron_delivers_to_a_number_a_group_and_the_home_channel(
         hermes, root: Path, daemon: FakeSignalDaemon, fake_llm: FakeLLM) -> None:
     configure_messaging(root, fake_llm.openai_base_url, {"signal": signal(daemon)})

@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from hermes.agent.attachments import ImageRefused
@@ -46,6 +47,8 @@ class SignalDaemon:
         self.account = account
         self._session: Any = None
         self._ids = itertools.count(1)
+        self.last_event_id = ""
+        """The id of the last event read: a stream opened again resumes after it."""
 
     async def call(self, method: str, **params: Any) -> Any:
         """The ``result`` of one JSON-RPC call (the account added to its params)."""
@@ -85,20 +88,25 @@ class SignalDaemon:
 
     async def events(self) -> AsyncIterator[JSON]:
         """The ``receive`` events' data, as they come; ends (``ConnectionError``) when the
-        stream is cut."""
+        stream is cut. A stream opened again asks for what it missed (``Last-Event-ID``:
+        the daemon keeps its latest events)."""
+        headers = {"Accept": "text/event-stream"}
+        if self.last_event_id:
+            headers["Last-Event-ID"] = self.last_event_id
         with disconnected_on_errors("events"):
             response = await self._ensure_session().get(
                 f"{self.url}/api/v1/events", params={"account": self.account},
-                headers={"Accept": "text/event-stream"})
+                headers=headers)
         try:
             if response.status != 200:
                 raise ConnectionError(f"events: HTTP {response.status}")
-            async for kind, data in _server_sent(response.content):
-                if kind in ("receive", "message") and data:
+            async for event in _server_sent(response.content):
+                if event.kind in ("receive", "message") and event.data:
                     with contextlib.suppress(ValueError):
-                        event = json.loads(data)
-                        if isinstance(event, dict):
-                            yield event
+                        data = json.loads(event.data)
+                        if isinstance(data, dict):
+                            yield data
+                self.last_event_id = event.id or self.last_event_id
         finally:
             response.release()
         raise ConnectionError("the event stream ended")
@@ -127,24 +135,32 @@ def where(chat: str) -> JSON:
     return {"recipient": [chat]}
 
 
-async def _server_sent(content: Any) -> AsyncIterator[tuple[str, str]]:
-    """``(event type, data)`` of each Server-Sent Event in a response body."""
-    kind, data = "message", list[str]()
+@dataclass
+class ServerSentEvent:
+    kind: str = "message"
+    data: str = ""
+    id: str = ""
+
+
+async def _server_sent(content: Any) -> AsyncIterator[ServerSentEvent]:
+    """Each Server-Sent Event of a response body."""
+    event, lines = ServerSentEvent(), list[str]()
     async for raw in content:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if not line:
-            if data:
-                yield kind, "\n".join(data)
-            kind, data = "message", []
-        elif line.startswith(":"):
-            continue  # a keep-alive
-        else:
+            if lines or event.id:
+                event.data = "\n".join(lines)
+                yield event
+            event, lines = ServerSentEvent(), []
+        elif not line.startswith(":"):  # a comment: a keep-alive
             name, _, value = line.partition(":")
             value = value.removeprefix(" ")
             if name == "event":
-                kind = value
+                event.kind = value
+            elif name == "id":
+                event.id = value
             elif name == "data":
-                data.append(value)
+                lines.append(value)
 
 
 def _refuse(method: str, error: Any) -> None:
