@@ -88,7 +88,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, ngircd: Ngirc
         configure_messaging(root, fake.openai_base_url, {
             "irc": irc_platform(ngircd),
             "backup": irc_platform(ngircd, port=ngircd.port, tls=False, nick="sentinel",
-                                   channels=[])},
+                                   channels=[]),
+            "untrusted": irc_platform(ngircd, ca_file="", nick="nobody", channels=[])},
             environment={"cwd": str(workspace)})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "irc")
@@ -227,6 +228,25 @@ def test_a_killed_connection_is_made_again(world: World) -> None:
                    "the answer after the reconnect")
     finally:
         oper.quit()
+
+
+def test_an_untrusted_certificate_fails_the_platform_and_doctor_checks_each(world: World
+                                                                            ) -> None:
+    failed = f"localhost:{world.server.tls_port}: the server's certificate is not trusted " \
+             "(unable to get local issuer certificate) — give its CA in " \
+             "platforms.enabled.untrusted.settings.ca_file"
+    wait_until(lambda: status(world)["untrusted"]["state"] == "failed", 30, "failed")
+    assert status(world)["untrusted"]["detail"].startswith(failed)
+    done = subprocess.run([sys.executable, "-m", "hermes", "doctor"], env=world.environ,
+                          capture_output=True, text=True, timeout=120)
+    rows = {line.split("platform ", 1)[1].split()[0]: line for line in done.stdout.splitlines()
+            if "platform " in line}
+    assert f"localhost:{world.server.tls_port} (TLS): registered as hermes_ (hermes is in " \
+           "use: the gateway's own connection?)" in rows["irc"]
+    assert f"localhost:{world.server.port} (plain text): registered as sentinel_" in \
+        rows["backup"]
+    assert "the server's certificate is not trusted" in rows["untrusted"]
+    assert done.returncode == 1
 
 
 def test_a_scheduled_answer_reaches_the_home_channel(hermes, root: Path, fake: FakeLLM,

@@ -119,9 +119,15 @@ class IrcClient:
         await self.close()
         login = self.login
         context = _tls_context(login.ca_file) if login.tls else None
-        self._reader, self._writer = await asyncio.wait_for(asyncio.open_connection(
-            login.server, login.port, ssl=context,
-            server_hostname=login.server if context else None), REGISTER_TIMEOUT)
+        try:
+            self._reader, self._writer = await asyncio.wait_for(asyncio.open_connection(
+                login.server, login.port, ssl=context,
+                server_hostname=login.server if context else None), REGISTER_TIMEOUT)
+        except ssl.SSLCertVerificationError as exc:  # no retry makes it trusted
+            raise AccessDenied(f"{login.server}:{login.port}: the server's certificate is "
+                               f"not trusted ({exc.verify_message}) — give its CA in "
+                               f"{login.key}.settings.ca_file, or check "
+                               f"{login.key}.settings.server") from exc
         self.nick, self.mask, self.caps, self.joined = login.nick, "", set(), set()
         self.accounts.clear()
         self._messages = asyncio.Queue()
