@@ -6,10 +6,11 @@ It speaks the daemon's wire: JSON-RPC 2.0 on ``POST /api/v1/rpc`` (``version``, 
 "data"}``), Server-Sent Events on ``GET /api/v1/events`` (``event:receive`` then
 ``data:{"envelope": ..., "account": ...}`` and a blank line; ``:`` keep-alives) and
 ``GET /api/v1/check``; like the daemon it keeps its latest 1000 events (ids
-``<run>-<sequence>``) and replays those after a stream's ``Last-Event-ID``. ``push`` makes a person's message (a ``dataMessage`` with
-``groupInfo``, ``mentions`` as U+FFFC placeholders, ``attachments``, ``quote``) and sends it
-to every open stream. Every call is recorded with its time; ``fail`` scripts errors
-(Signal's rate limit included); ``stop()``/``start()`` restart it on the same port.
+``<run>-<sequence>``) and replays those after a stream's ``Last-Event-ID``. ``push``
+makes a person's message (a ``dataMessage`` with ``groupInfo``, ``mentions`` as U+FFFC
+placeholders, ``attachments``, ``quote``) and sends it to every open stream. Every call
+is recorded with its time; ``fail`` scripts errors (Signal's rate limit included);
+``cut()`` ends the streams; ``stop()``/``start()`` restart it on the same port.
 """
 
 from __future__ import annotations

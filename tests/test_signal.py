@@ -242,6 +242,7 @@ def test_reconnects_after_the_daemon_restarts_without_losing_replies(
 
 def test_messages_sent_while_the_stream_was_cut_are_answered(
         gw: Gateway, daemon: FakeSignalDaemon, llm: Since) -> None:
+    say_and_wait(daemon, ADA, "before the cut", number=ADA)  # an event id to resume after
     start = len(daemon.texts(ADA))
     daemon.paused = True  # no stream until the messages are in
     try:
@@ -254,7 +255,7 @@ def test_messages_sent_while_the_stream_was_cut_are_answered(
     wait_until(lambda: len(daemon.texts(ADA)) >= start + 2, timeout=90, what="both answers")
     assert daemon.texts(ADA)[start:] == ["re: sent while cut off", "re: and another"]
     asked = [r.last_user_text for r in llm.requests]
-    assert asked == ["sent while cut off", "and another"]  # each once: no replay twice
+    assert asked == ["before the cut", "sent while cut off", "and another"]  # each once
 
 
 def test_cron_delivers_to_a_number_a_group_and_the_home_channel(

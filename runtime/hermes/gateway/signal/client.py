@@ -88,8 +88,9 @@ class SignalDaemon:
 
     async def events(self) -> AsyncIterator[JSON]:
         """The ``receive`` events' data, as they come; ends (``ConnectionError``) when the
-        stream is cut. A stream opened again asks for what it missed (``Last-Event-ID``:
-        the daemon keeps its latest events)."""
+        stream is cut. A stream opened again asks for what it missed after the last event
+        it read (``Last-Event-ID``: the daemon keeps its latest 1000); before the first
+        event there is no id to ask after, and what came during a cut is not asked for."""
         headers = {"Accept": "text/event-stream"}
         if self.last_event_id:
             headers["Last-Event-ID"] = self.last_event_id
