@@ -8,7 +8,8 @@ parameter; form, query or JSON parameters), ``{"ok": ..., ...}`` answers: ``auth
 ``chat.postMessage`` (checks Slack's limits: 3000 characters per section block,
 ``invalid_blocks``; 40,000 per text, ``msg_too_long``), ``chat.update``, ``users.info``,
 ``conversations.info``, ``reactions.add``/``remove`` and ``views.publish``; the files users
-sent (voice clips) at their ``url_private_download``, to the bot token only. Scripted
+sent (voice clips) at their ``url_private_download``, to the bot token only; the app's uploads
+(``files.getUploadURLExternal``, the upload URL, ``files.completeUploadExternal``). Scripted
 failures (``fail``), 429 with ``Retry-After`` included. Socket Mode: ``hello`` on connect,
 then the envelopes the tests push (``events_api``, ``slash_commands``, ``interactive``),
 each acknowledged by the client with its ``envelope_id`` (``acks``); ``refresh`` sends a
@@ -89,6 +90,8 @@ class FakeSlack:
         self.files: dict[str, bytes] = {}
         """Files users sent, by id: served at ``url_private_download`` to the bot token."""
         self.downloads: list[str] = []
+        self.uploads: dict[str, dict[str, Any]] = {}
+        """Files the app uploaded, by id: name, data, and where they were shared."""
         self.connections = 0
         self.port = 0
         self._ts = itertools.count(1)
@@ -132,6 +135,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/link/", self._socket)
         app.router.add_get("/files-pri/{team}-{file}/{name}", self._file)
+        app.router.add_post("/upload/v1/{file}", self._upload)
         self._runner = web.AppRunner(app)
         loop.run_until_complete(self._runner.setup())
         loop.run_until_complete(web.TCPSite(self._runner, "127.0.0.1", self.port).start())
@@ -298,6 +302,13 @@ class FakeSlack:
         self.downloads.append(file_id)
         return web.Response(body=self.files[file_id], content_type="audio/mp4")
 
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file"]
+        if file_id not in self.uploads:
+            return web.Response(status=404)
+        self.uploads[file_id]["data"] = await request.read()
+        return web.Response(text=f"OK - {len(self.uploads[file_id]['data'])}")
+
     def _ack(self, data: dict[str, Any]) -> None:
         envelope = self.envelopes.get(str(data.get("envelope_id")))
         if envelope is not None:
@@ -368,6 +379,23 @@ class FakeSlack:
             "type": "message", "text": params.get("text"), "user": BOT_USER, "bot_id": BOT_ID,
             "ts": params["ts"]}}
 
+    def _upload_url(self, params: dict[str, Any]) -> dict[str, Any]:
+        file_id = f"F{uuid.uuid4().hex[:10].upper()}"
+        self.uploads[file_id] = {"name": params.get("filename"), "data": None}
+        return {"ok": True, "file_id": file_id,
+                "upload_url": f"http://127.0.0.1:{self.port}/upload/v1/{file_id}"}
+
+    def _complete_upload(self, params: dict[str, Any]) -> dict[str, Any]:
+        files = params.get("files")
+        files = json.loads(files) if isinstance(files, str) else files or []
+        for file in files:
+            upload = self.uploads.get(str(file.get("id")))
+            if upload is None or upload["data"] is None:
+                return {"ok": False, "error": "file_not_found"}
+            upload.update(channel=params.get("channel_id"), thread_ts=params.get("thread_ts"),
+                          title=file.get("title"))
+        return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
         user = str(params.get("user"))
         if user not in self.users:
@@ -391,6 +419,9 @@ ANSWERS: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
     "auth.test": FakeSlack._auth_test, "apps.connections.open": FakeSlack._connections_open,
     "chat.postMessage": FakeSlack._post_message, "chat.update": _ok,
     "users.info": FakeSlack._users_info,
+    "files.getUploadURLExternal": FakeSlack._upload_url,
+    "files.completeUploadExternal": FakeSlack._complete_upload,
+    "files.info": lambda fake, params: {"ok": True, "file": {"id": params.get("file")}},
     "conversations.info": lambda fake, params: {"ok": True, "channel": {
         "id": params.get("channel"), "is_member": True}},
     "reactions.add": _ok, "reactions.remove": _ok,

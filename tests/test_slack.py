@@ -23,7 +23,7 @@ from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import Gateway, gateway
 from hermes.gateway.messaging.text import split_text
 from messaging_support import Since, configure_messaging, module_home, platform_detail
-from voice_support import spoken
+from voice_support import ESPEAK, spoken
 
 BOT_TOKEN = "xoxb-1111-2222-test-bot-token"
 APP_TOKEN = "xapp-1-A0HERMES-3333-test-app-token"
@@ -102,7 +102,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM, slack: F
                             SECRETS, approvals={"chat_timeout": 8},
                             environment={"cwd": str(workspace)}, stt={
                                 "name": "command", "backend": "command",
-                                "command": STT_TEMPLATE, "language": "en"})
+                                "command": STT_TEMPLATE, "language": "en"},
+                            tts={"name": "command", "backend": "command", "command": ESPEAK,
+                                 "voice": "en"})
         with gateway(environ, root, ready=False) as gw:
             connected(gw, slack)
             yield gw, environ
@@ -333,3 +335,15 @@ def test_a_voice_clip_is_transcribed_and_answered(gw: Gateway, slack: FakeSlack,
     assert (shown, answered) == ("🎤 lights on en", "re: lights on en")
     assert slack.downloads[-1] == clip["id"]
     assert [r.last_user_text for r in llm.requests] == ["lights on en"]
+
+
+def test_with_voice_on_the_answer_is_also_spoken(gw: Gateway, slack: FakeSlack) -> None:
+    assert said(slack, "D0VOICE", "/voice on")[0].startswith("voice on")
+    try:
+        assert said(slack, "D0VOICE", "say something") == ["re: say something"]
+        wait_until(lambda: [u for u in slack.uploads.values() if u.get("channel") == "D0VOICE"],
+                   60, "the spoken answer")
+    finally:
+        said(slack, "D0VOICE", "/voice off")
+    [spoken_answer] = [u for u in slack.uploads.values() if u.get("channel") == "D0VOICE"]
+    assert spoken_answer["name"] == "answer.ogg" and spoken_answer["data"][:4] == b"OggS"

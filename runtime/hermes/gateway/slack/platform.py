@@ -7,7 +7,8 @@ messages, mentions in channels (answered in a thread under them: ``reply_in_thre
 and replies in threads it answered in, the slash command (``/hermes TEXT``), clicks on
 the approve/deny buttons of an approval question, and App Home openings (a short view is
 published). Voice clips and audio files go to the gateway's speech-to-text
-(``hermes.gateway.voice``), downloaded with the bot token only for an allowed sender.
+(``hermes.gateway.voice``), downloaded with the bot token only for an allowed sender;
+spoken answers (``/voice on``) are uploaded as OGG/Opus files in the chat.
 Answers are mrkdwn in one section block (``blocks.SECTION_CHARS``: longer
 answers are split on paragraphs, then lines), again as plain text when Slack rejects the
 blocks; a 429's ``Retry-After`` is honoured. Slack has no typing indicator for apps: the
@@ -40,6 +41,8 @@ from hermes.gateway.slack import events
 from hermes.gateway.slack.blocks import SECTION_CHARS, answer_blocks, home_view
 from hermes.gateway.slack.mrkdwn import escape, escaped_length, to_mrkdwn
 from hermes.gateway.voice import IncomingAudio
+from hermes.voice.audio import OGG_OPUS
+from hermes.voice.base import Audio
 
 DENIED = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked",
                     "token_expired", "not_allowed_token_type", "missing_scope"})
@@ -59,6 +62,7 @@ class SlackPlatform(MessagingAdapter):
     """One Slack app (one workspace) of one profile."""
 
     max_chars = SECTION_CHARS
+    voice_format = OGG_OPUS
 
     def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
         super().__init__(name, config, service, listeners)
@@ -143,6 +147,21 @@ class SlackPlatform(MessagingAdapter):
             self._remember_thread(source.chat_id, source.thread_id)
         try:
             await self._post(source, text)
+        except SlackApiError as exc:
+            raise _send_error(exc) from None
+        except (ClientError, TimeoutError, OSError) as exc:
+            raise Disconnected(f"{type(exc).__name__}: {exc}") from None
+
+    async def deliver_voice(self, source: MessageSource, sound: Audio) -> None:
+        """A spoken answer as an audio file in the chat (``files:write``)."""
+        from aiohttp import ClientError
+        from slack_sdk.errors import SlackApiError
+
+        await self._stop_typing(source)
+        try:
+            await self._web.files_upload_v2(
+                channel=source.chat_id, thread_ts=source.thread_id or None, content=sound.data,
+                filename=f"answer{sound.suffix}", title="Spoken answer")
         except SlackApiError as exc:
             raise _send_error(exc) from None
         except (ClientError, TimeoutError, OSError) as exc:
@@ -337,14 +356,16 @@ class SlackPlatform(MessagingAdapter):
 
 
 def _send_error(exc: Any) -> Exception:
-    """A ``chat.postMessage`` failure as the outbox's kind of error."""
+    """A failed send (``chat.postMessage``, a file upload) as the outbox's kind of error."""
     response = exc.response
     if response.status_code == 429:
-        return RetryAfter(float(response.headers.get("Retry-After", "1") or 1))
+        headers = {str(k).lower(): v for k, v in (response.headers or {}).items()}
+        return RetryAfter(float(headers.get("retry-after", "1") or 1))
     error = str(response.get("error") or response.status_code)
+    method = str(response.api_url).rstrip("/").rpartition("/")[2]
     if response.status_code >= 500:
-        return Disconnected(f"chat.postMessage: {error}")
-    return Rejected(f"chat.postMessage: {error}")
+        return Disconnected(f"{method}: {error}")
+    return Rejected(f"{method}: {error}")
 
 
 def _token_hint(method: str) -> str:
