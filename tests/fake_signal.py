@@ -188,9 +188,9 @@ class FakeSignalDaemon(LoopServer):
         if last is not None:  # an id of an earlier run, or unknown: everything buffered
             run, _, sequence = last.partition("-")
             after = int(sequence) if run == self._run_id and sequence.isdigit() else 0
-            for number, line in self._buffer:
+            for number, kept in self._buffer:
                 if number > after:
-                    queue.put_nowait(line)
+                    queue.put_nowait(kept)
         self._streams.add(queue)
         try:
             while True:
