@@ -25,7 +25,7 @@ BOT_TOKEN = "xoxb-0000000000-0000000000000-your-bot-token"
 APP_TOKEN = "xapp-1-A0000000000-0000000000000-your-app-token"
 YOU, STRANGER = "U0123ABCD", "U0STRANGER"
 USED_SCOPES = {"app_mentions:read", "channels:history", "chat:write", "commands",
-               "im:history", "reactions:write", "users:read"}
+               "files:read", "files:write", "im:history", "reactions:write", "users:read"}
 USED_EVENTS = {"app_home_opened", "app_mention", "message.channels", "message.im"}
 
 
