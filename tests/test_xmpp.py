@@ -216,6 +216,11 @@ def test_doctor_logs_in_once(world: World) -> None:
         done.stdout
     assert any("fail" in row and "rejected the password" in row for row in rows), done.stdout
     assert "pw-hermes" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "Task was destroyed" not in done.stderr, \
+        done.stderr
+    direct = hermes_cli(world, "doctor", "+platforms.enabled.xmpp.settings.tls=direct",
+                        f"platforms.enabled.xmpp.settings.port={world.server.tls_port}")
+    assert "logged in as hermes@example.org" in direct.stdout, direct.stdout  # XEP-0368
 
 
 def test_refused_and_untrusted_accounts_are_reported_while_the_other_serves(world: World

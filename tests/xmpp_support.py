@@ -285,8 +285,10 @@ class XmppUser:
 
     def close(self) -> None:
         async def stop() -> None:
-            self.client.disconnect(wait=1)
-            await asyncio.wait_for(asyncio.shield(self.client.disconnected), 5)
+            if self.client.transport is not None:  # still connected (not after a restart)
+                self.client.disconnect(wait=1)
+                await asyncio.wait_for(asyncio.shield(self.client.disconnected), 5)
+            self.client.cancel_connection_attempt()
             rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in rest:
                 task.cancel()

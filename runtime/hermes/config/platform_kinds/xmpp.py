@@ -19,14 +19,13 @@ BARE_JID = re.compile(r"[^@/\s]+@[^@/\s]+")
 def _bare_jid(jid: str) -> str:
     if not BARE_JID.fullmatch(jid):
         raise PydanticCustomError("jid", "not a bare JID; e.g. hermes@example.org")
-    return jid
+    return jid.lower()  # JIDs ignore case; the server's are compared in lower case
 
 
 def _room(room: str) -> str:
     if not BARE_JID.fullmatch(room):
-        raise PydanticCustomError("room", "{room} is not a room's JID; e.g. "
-                                  "ops@conference.example.org", {"room": repr(room)})
-    return room
+        raise PydanticCustomError("room", "not a room's JID; e.g. ops@conference.example.org")
+    return room.lower()
 
 
 class Settings(MessagingSettings):

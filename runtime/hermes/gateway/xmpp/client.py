@@ -18,10 +18,12 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes.config.platform_kinds.xmpp import Settings
 from hermes.gateway.messaging.connection import AccessDenied
+
+if TYPE_CHECKING:  # the kind's module is loaded by platform_schema, which it imports
+    from hermes.config.platform_kinds.xmpp import Settings
 
 PLUGINS = ("xep_0030", "xep_0004", "xep_0045", "xep_0066", "xep_0085", "xep_0199",
            "xep_0203", "xep_0461")

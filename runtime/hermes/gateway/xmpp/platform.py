@@ -46,8 +46,10 @@ class XmppPlatform(MessagingAdapter):
             raise ConfigError("no password — give the account's password by reference: "
                               "token: ${secret:XMPP_PASSWORD}, then `hermes config set "
                               "XMPP_PASSWORD <password>`", key=f"platforms.enabled.{name}.token")
+        _check_allowed_users(config.allowed_users, f"platforms.enabled.{name}.allowed_users")
         self.account = XmppAccount(login_for(settings, config.token), self.log, {
-            "message": self._stanza, "presence_subscribe": self._subscribe}, self._lost)
+            "message": self._stanza, "message_error": self._refused,
+            "presence_subscribe": self._subscribe}, self._lost)
         self.gate = gate_for(name, config, service.home, self.send, self.log)
         self._events: asyncio.Queue[MessageEvent | str] = asyncio.Queue()
         self._ours: OrderedDict[str, None] = OrderedDict()
@@ -149,6 +151,13 @@ class XmppPlatform(MessagingAdapter):
             self.outbox.put(event.source, VOICE_REFUSED)
         return None
 
+    def _refused(self, message: Any) -> None:
+        """A message of the agent the server or a room bounced (not in the room, too
+        long, throttled): logged, as XMPP reports it after the send."""
+        self.log.warning("message refused by the server", extra={"fields": {
+            "platform": self.name, "chat": str(message["from"].bare),
+            "error": str(message["error"]["condition"])}})
+
     def _subscribe(self, presence: Any) -> None:
         """Let a user the gate admits see the agent online."""
         jid = str(presence["from"].bare)
@@ -160,3 +169,12 @@ class XmppPlatform(MessagingAdapter):
         while len(self._ours) > REMEMBERED:
             self._ours.popitem(last=False)
 
+
+
+def _check_allowed_users(users: list[str], key: str) -> None:
+    """Bare JIDs in lower case: senders are compared so (JIDs ignore case)."""
+    for user in users:
+        bare = user.lower().split("/", 1)[0]
+        if user != bare:
+            raise ConfigError(f"write bare JIDs in lower case ({user!r} → {bare!r}): "
+                              "senders are compared so", key=key)
