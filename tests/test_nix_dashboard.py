@@ -126,11 +126,13 @@ def test_each_profile_chats_from_the_dashboard_with_its_own_secret_file(
             (layer / name).write_text(text)
 
         def prepare(environ: dict[str, str]) -> None:
+            for name in keys:  # the homes as tmpfiles makes them: empty
+                (Path(environ["HOME"]) / ".hermes" / "profiles" / name).mkdir(parents=True)
             environ.update(HERMES_CONFIG_LAYERS=str(layer),
                            CREDENTIALS_DIRECTORY=str(credentials))
 
-        with dashboard_for(tmp_path / "user", profiles=("work", "research"),
-                           prepare=prepare) as board, board.client() as client:
+        with dashboard_for(tmp_path / "user", prepare=prepare) as board, \
+                board.client() as client:
             for profile, key in keys.items():
                 csrf = csrf_of(client.get(f"/p/{profile}/chat").text)
                 llm.script.push(Reply(text=f"Hello from {profile}."))
