@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "hermes.cli_names": FOUNDATION,
     "hermes.argv": FOUNDATION,
     "hermes.http_names": FOUNDATION,
+    "hermes.unix_socket": FOUNDATION,
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
     "hermes.identities": FOUNDATION,
