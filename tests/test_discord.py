@@ -32,6 +32,7 @@ from images import JPEG, wire_images
 from messaging_support import Since, configure_messaging, module_home, platform_detail
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.fake-discord-bot-token-0123456789"
+WRONG = TOKEN[:-4] + "XXXX"
 ADA, BO, EVE = 4200000000000001, 4200000000000002, 9900000000000001  # Eve is not allowed
 SKILL_TEXT = "Deploy the site to a named environment."
 LONG = "\n\n".join(f"Paragraph {n}: " + "word " * 300 for n in range(4))
@@ -64,6 +65,20 @@ def discord() -> Iterator[FakeDiscord]:
 
 
 @pytest.fixture(scope="module")
+def ops() -> Iterator[FakeDiscord]:
+    """Another bot's Discord: the platform ``ops`` answers there in one channel, to one role."""
+    with serving(TOKEN) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def no_intent() -> Iterator[FakeDiscord]:
+    """A Discord where the bot's Message Content intent is off."""
+    with serving(TOKEN, content_intent=False) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("workspace")
 
@@ -76,19 +91,30 @@ def discord_platform(fake: FakeDiscord, **settings: object) -> dict[str, object]
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM, discord: FakeDiscord,
-           workspace: Path) -> Iterator[tuple[Gateway, dict[str, str]]]:
+           ops: FakeDiscord, no_intent: FakeDiscord, workspace: Path
+           ) -> Iterator[tuple[Gateway, dict[str, str]]]:
+    """One gateway for the module, with four discord platforms: ``discord``; ``ops`` (kept
+    to a channel and a role); ``nointent`` (refused the Message Content intent) and
+    ``wrong`` (a wrong token), both failed."""
     with module_home(tmp_path_factory) as (root, environ):
         skill = root / "skills" / "ops" / "deploy-site"
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text(f"---\nname: deploy-site\ndescription: {SKILL_TEXT}"
                                         "\n---\n\nBuild, then upload.\n")
-        configure_messaging(root, fake_llm.openai_base_url,
-                            {"discord": discord_platform(discord)},
-                            {"DISCORD_BOT_TOKEN": TOKEN}, approvals={"chat_timeout": 8},
-                            environment={"cwd": str(workspace)}, vision={"max_bytes": 50_000})
+        platforms = {
+            "discord": discord_platform(discord),
+            "ops": discord_platform(ops, allowed_channels=[str(CHANNEL_ID)],
+                                    allowed_roles=[str(ROLE_ID)], slash_commands=False),
+            "nointent": discord_platform(no_intent),
+            "wrong": discord_platform(discord) | {"token": "${secret:WRONG_DISCORD_TOKEN}"}}
+        configure_messaging(root, fake_llm.openai_base_url, platforms,
+                            {"DISCORD_BOT_TOKEN": TOKEN, "WRONG_DISCORD_TOKEN": WRONG},
+                            approvals={"chat_timeout": 8}, environment={"cwd": str(workspace)},
+                            vision={"max_bytes": 50_000})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "discord")
-            wait_until(lambda: discord.identified, what="IDENTIFY on the gateway")
+            platform_detail(gw, "ops")
+            wait_until(lambda: discord.identified and ops.identified, what="IDENTIFY")
             yield gw, environ
 
 
@@ -285,65 +311,50 @@ def test_reconnects_after_discord_comes_back(gw: Gateway, discord: FakeDiscord) 
     assert "connection lost" in log and "reconnected" in log and TOKEN not in log
 
 
-def test_channels_outside_allowed_channels_and_roles_are_ignored(
-        tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> None:
-    with serving(TOKEN) as fake, module_home(tmp_path_factory) as (root, environ):
-        configure_messaging(root, fake_llm.openai_base_url, {"discord": discord_platform(
-            fake, allowed_channels=[str(CHANNEL_ID)], allowed_roles=[str(ROLE_ID)],
-            slash_commands=False)}, {"DISCORD_BOT_TOKEN": TOKEN})
-        with gateway(environ, root, ready=False) as gw:
-            platform_detail(gw, "discord")
-            wait_until(lambda: fake.identified, what="IDENTIFY")
-            fake.say("elsewhere", user_id=ADA, guild=True, channel_id=OTHER_CHANNEL_ID,
-                     mention=True, roles=(ROLE_ID,))
-            fake.say("no role", user_id=ADA, guild=True, mention=True)
-            [answer] = said(fake, CHANNEL_ID, "with the role", user_id=ADA, guild=True,
-                            mention=True, roles=(ROLE_ID,))
-            assert answer == "re: with the role"
-            assert fake.texts(OTHER_CHANNEL_ID) == [] and fake.commands == []
-            assert len(fake.texts(CHANNEL_ID)) == 1
-            token = fake.command("help", user_id=ADA, guild=True, channel_id=OTHER_CHANNEL_ID,
-                                 roles=(ROLE_ID,))
-            told = wait_until(lambda: [c for c in fake.of("POST", "interactions/")
-                                       if token in c.path], what="told where not to ask")
-            assert told[0].body["data"] == {  # type: ignore[index]
-                "content": "I don't answer in this channel.", "flags": 64}
+def test_channels_outside_allowed_channels_and_roles_are_ignored(gw: Gateway,
+                                                                  ops: FakeDiscord) -> None:
+    ops.say("elsewhere", user_id=ADA, guild=True, channel_id=OTHER_CHANNEL_ID, mention=True,
+            roles=(ROLE_ID,))
+    ops.say("no role", user_id=ADA, guild=True, mention=True)
+    [answer] = said(ops, CHANNEL_ID, "with the role", user_id=ADA, guild=True, mention=True,
+                    roles=(ROLE_ID,))
+    assert answer == "re: with the role"
+    assert ops.texts(OTHER_CHANNEL_ID) == [] and ops.commands == []
+    assert len(ops.texts(CHANNEL_ID)) == 1
+    token = ops.command("help", user_id=ADA, guild=True, channel_id=OTHER_CHANNEL_ID,
+                        roles=(ROLE_ID,))
+    told = wait_until(lambda: [c for c in ops.of("POST", "interactions/") if token in c.path],
+                      what="told where not to ask")
+    assert told[0].body["data"] == {  # type: ignore[index]
+        "content": "I don't answer in this channel.", "flags": 64}
 
 
 def test_without_the_message_content_intent_the_platform_fails_saying_how(
-        tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> None:
-    with serving(TOKEN, content_intent=False) as fake, \
-            module_home(tmp_path_factory) as (root, environ):
-        configure_messaging(root, fake_llm.openai_base_url,
-                            {"discord": discord_platform(fake)}, {"DISCORD_BOT_TOKEN": TOKEN})
-        with gateway(environ, root, ready=False) as gw:
-            failed = wait_until(lambda: (p := _platform(gw)) and p["state"] == "failed" and p,
-                                timeout=60, what="discord failed")
-            assert "Message Content Intent" in failed["detail"]  # type: ignore[index]
-            assert TOKEN not in (gw.home / "logs" / "gateway.log").read_text()
-
-
-def _platform(gw: Gateway) -> dict[str, Any] | None:
-    """The discord platform's row of ``gateway status`` (None before it is written)."""
-    try:
-        return dict(json.loads((gw.home / "gateway.json").read_text())["platforms"]["discord"])
-    except (OSError, ValueError, KeyError):
-        return None
+        gw: Gateway, no_intent: FakeDiscord) -> None:
+    failed = wait_until(lambda: (p := _platform(gw, "nointent")) and p["state"] == "failed"
+                        and p, timeout=60, what="nointent failed")
+    assert "Message Content Intent" in failed["detail"]  # type: ignore[index]
+    assert no_intent.identified == 0
+    assert TOKEN not in (gw.home / "logs" / "gateway.log").read_text()
 
 
 def test_a_wrong_token_fails_the_platform_and_the_doctor_row(
-        tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> None:
-    wrong = TOKEN[:-4] + "XXXX"
-    with serving(TOKEN) as fake, module_home(tmp_path_factory) as (root, environ):
-        configure_messaging(root, fake_llm.openai_base_url,
-                            {"discord": discord_platform(fake)}, {"DISCORD_BOT_TOKEN": wrong})
-        doctor = subprocess.run([sys.executable, "-m", "hermes", "doctor"], env=environ,
-                                text=True, capture_output=True, timeout=120)
-        [row] = [line for line in doctor.stdout.splitlines() if "platform discord" in line]
-        assert "refused the bot token (401)" in row and wrong not in doctor.stdout
-        with gateway(environ, root, ready=False) as gw:
-            failed = wait_until(lambda: (p := _platform(gw)) and p["state"] == "failed" and p,
-                                timeout=60, what="discord failed")
-            assert "rejected the bot token" in failed["detail"]  # type: ignore[index]
-            assert fake.identified == 0
-            assert wrong not in (gw.home / "logs" / "gateway.log").read_text()
+        served: tuple[Gateway, dict[str, str]]) -> None:
+    gw, environ = served
+    failed = wait_until(lambda: (p := _platform(gw, "wrong")) and p["state"] == "failed" and p,
+                        timeout=60, what="wrong failed")
+    assert "rejected the bot token" in failed["detail"]  # type: ignore[index]
+    doctor = subprocess.run([sys.executable, "-m", "hermes", "doctor"], env=environ,
+                            text=True, capture_output=True, timeout=120)
+    [wrong] = [line for line in doctor.stdout.splitlines() if "platform wrong" in line]
+    [right] = [line for line in doctor.stdout.splitlines() if "platform discord" in line]
+    assert "refused the bot token (401)" in wrong and "bot @hermes" in right, doctor.stdout
+    assert WRONG not in doctor.stdout + (gw.home / "logs" / "gateway.log").read_text()
+
+
+def _platform(gw: Gateway, name: str = "discord") -> dict[str, Any] | None:
+    """A platform's row of ``gateway status`` (None before it is written)."""
+    try:
+        return dict(json.loads((gw.home / "gateway.json").read_text())["platforms"][name])
+    except (OSError, ValueError, KeyError):
+        return None
