@@ -111,6 +111,8 @@ class IrcClient:
         self._joins: dict[str, asyncio.Future[None]] = {}
         self._whos: dict[str, asyncio.Future[str]] = {}
         self._last_regain = 0.0
+        self._fallbacks = 0
+        self._nick_limit = 30
 
     # connecting ---------------------------------------------------------------------
 
@@ -147,7 +149,7 @@ class IrcClient:
         await self.write(line("NICK", self.nick))
         await self.write(line("USER", login.username or login.nick, "0", "*", login.realname))
         offered: set[str] = set()
-        fallbacks, limit, welcomed = 0, 30, False
+        self._fallbacks, self._nick_limit, welcomed = 0, 30, False
         while True:
             message = await self._receive()
             command = message.command
@@ -157,34 +159,28 @@ class IrcClient:
                 await self._authenticate()
             elif command == "903":
                 await self.write(line("CAP", "END"))
-            elif command in SASL_FAILED:
-                raise AccessDenied(f"{login.server} refused the SASL login of "
-                                   f"{login.sasl_username or login.nick}: "
-                                   f"{SASL_FAILED[command]} — check the secret "
-                                   f"{login.key}.settings.password names")
-            elif command in {"433", "436"} or (command == "432" and fallbacks):
-                if command == "432":
-                    limit = len(self.nick) - 1
-                fallbacks += 1
-                if fallbacks > MAX_FALLBACKS:
-                    raise AccessDenied(f"{login.server}: the nick {login.nick} and its "
-                                       f"fallbacks are all taken — set {login.key}."
-                                       "settings.nick")
-                self.nick = fallback(login.nick, fallbacks, limit)
-                await self.write(line("NICK", self.nick))
-            elif command == "432":
-                raise AccessDenied(f"{login.server} refuses the nick {login.nick}: "
-                                   f"{message.params[-1]} — set "
-                                   f"{login.key}.settings.nick")
-            elif command in {"464", "465"}:
-                raise AccessDenied(f"{login.server} refused us: {message.params[-1]} — "
-                                   f"check {login.key}.settings.server_password")
+            elif command in {"433", "436"} or (command == "432" and self._fallbacks):
+                await self._nick_taken(command)
             elif command == "001":
                 self.nick, welcomed = message.param(0) or self.nick, True
             elif command == "005":
                 self._isupport(message.params[1:-1])
             elif command in {"376", "422"} and welcomed:
                 return
+            else:
+                _refused(message, login)
+
+    async def _nick_taken(self, command: str) -> None:
+        """Try the next fallback nick (a shorter one when the last was too long)."""
+        login = self.login
+        if command == "432":
+            self._nick_limit = len(self.nick) - 1
+        self._fallbacks += 1
+        if self._fallbacks > MAX_FALLBACKS:
+            raise AccessDenied(f"{login.server}: the nick {login.nick} and its fallbacks are "
+                               f"all taken — set {login.key}.settings.nick")
+        self.nick = fallback(login.nick, self._fallbacks, self._nick_limit)
+        await self.write(line("NICK", self.nick))
 
     async def _cap(self, message: Line, offered: set[str]) -> None:
         sub, login = message.param(1).upper(), self.login
@@ -434,6 +430,21 @@ class IrcClient:
                     writer.write(line("QUIT", reason).encode())
                 writer.close()
                 await asyncio.wait_for(writer.wait_closed(), 5)
+
+
+def _refused(message: Line, login: Login) -> None:
+    """``AccessDenied`` when ``message`` refuses our login for good (else nothing)."""
+    command, said = message.command, message.params[-1] if message.params else ""
+    if command in SASL_FAILED:
+        raise AccessDenied(f"{login.server} refused the SASL login of "
+                           f"{login.sasl_username or login.nick}: {SASL_FAILED[command]} — "
+                           f"check the secret {login.key}.settings.password names")
+    if command == "432":
+        raise AccessDenied(f"{login.server} refuses the nick {login.nick}: {said} — set "
+                           f"{login.key}.settings.nick")
+    if command in {"464", "465"}:
+        raise AccessDenied(f"{login.server} refused us: {said} — check "
+                           f"{login.key}.settings.server_password")
 
 
 def fallback(nick: str, attempt: int, limit: int = 30) -> str:
