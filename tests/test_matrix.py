@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from conftest import wait_until
@@ -36,6 +37,7 @@ from messaging_support import (
     webhook_url,
 )
 from synapse_support import MatrixClient, MatrixUser, Synapse
+from voice_support import ESPEAK, seconds, spoken
 
 pytestmark = pytest.mark.synapse
 HOLD = threading.Event()
@@ -101,7 +103,10 @@ def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, synapse: Syna
             "misplaced": {"kind": "matrix", "token": "${secret:BROKEN_MATRIX_TOKEN}",
                           "settings": {"homeserver": f"{server.url}/not-matrix"}}},
             {"MATRIX_PASSWORD": agent.password, "BROKEN_MATRIX_TOKEN": "syt_revoked_1234"},
-            environment={"cwd": str(workspace)}, vision={"max_bytes": 50_000})
+            environment={"cwd": str(workspace)}, vision={"max_bytes": 50_000},
+            stt={"name": "openai", "backend": "openai", "model": "whisper-1",
+                 "api_base": fake.openai_base_url, "api_key": "sk-stt-1234"},
+            tts={"name": "command", "backend": "command", "command": ESPEAK, "voice": "en"})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "matrix", timeout=120)
             yield World(server, agent, alice, bob, carol, gw, environ, workspace)
@@ -253,6 +258,34 @@ def test_an_image_reaches_the_model_with_its_caption_as_one_turn(world: World,
     agent_says(world, alice, room, 2)
     assert wire_images(llm.requests[-1]) == [("image/jpeg", b64(JPEG))]
     assert len(llm.requests) == 2
+
+
+def test_a_voice_message_is_transcribed_and_with_voice_on_answered_in_speech(
+        world: World, fake: FakeLLM, llm: Since) -> None:
+    alice, room = world.alice, direct_room(world, world.alice)
+    note = spoken("is it going to rain")
+    fake.audio.transcript = "is it going to rain"
+    heard = len(fake.audio.requests)
+    alice.send(room, {"msgtype": "m.audio", "body": "Voice message", "filename": "voice.ogg",
+                      "url": alice.upload(note, "audio/ogg", "voice.ogg"),
+                      "info": {"mimetype": "audio/ogg", "size": len(note)},
+                      "org.matrix.msc3245.voice": {}})
+    said = agent_says(world, alice, room, 2)
+    assert [m["content"]["body"] for m in said] == ["🎤 is it going to rain",
+                                                    "Answer: is it going to rain"]
+    assert [r.file for r in fake.audio.requests[heard:]] == [note]
+    assert [r.last_user_text for r in llm.requests] == ["is it going to rain"]
+    alice.say(room, "/voice on")
+    agent_says(world, alice, room, 3)
+    alice.say(room, "hello")
+    *_, text, spoken_answer = [m["content"] for m in agent_says(world, alice, room, 5)]
+    assert text["body"] == "Answer: hello"  # the text first, then the speech
+    assert spoken_answer["msgtype"] == "m.audio" and "org.matrix.msc3245.voice" in spoken_answer
+    assert spoken_answer["info"]["mimetype"] == "audio/ogg"
+    server, media = spoken_answer["url"].removeprefix("mxc://").split("/")
+    audio = httpx.get(f"{world.server.url}/_matrix/client/v1/media/download/{server}/{media}",
+                      headers={"Authorization": f"Bearer {alice.user.token}"}, timeout=30)
+    assert seconds(audio.content) > 0.3
 
 
 def test_an_image_that_cannot_be_attached_gets_one_line_and_no_turn(world: World,

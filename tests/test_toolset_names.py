@@ -25,8 +25,8 @@ from hermes.messaging.tool import send_message_tool
 from hermes.skills.tools import skill_tools
 from hermes.tools.core import core_tools
 from hermes.vision.tool import vision_analyze_tool
-from hermes.web.extract_tool import web_extract_tool
 from hermes.voice.tool import text_to_speech_tool
+from hermes.web.extract_tool import web_extract_tool
 from hermes.web.search import web_search_tool
 
 CODING = ["read_file", "write_file", "patch", "search_files", "terminal", "process", "todo",

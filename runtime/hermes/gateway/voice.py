@@ -120,11 +120,13 @@ class ChatVoice:
         """Send the turn's answer as the chat's mode says, then the recordings its
         tools made."""
         made = self.voice.take(session_id) if session_id else []
-        spoken = await self._spoken(adapter, source, text, session_id)
-        if self.mode(source) != "only" or not spoken:
+        alone = self.mode(source) == "only"
+        if not alone:
+            await self.reply(source, text)
+        if not await self._spoken(adapter, source, text, session_id) and alone:
             await self.reply(source, text)
         for sound in made:
-            await self._send(adapter, source, lambda kept=sound: kept)
+            await self._send(adapter, source, functools.partial(_same, sound))
 
     async def _spoken(self, adapter: Any, source: MessageSource, text: str,
                       session_id: str | None) -> bool:
@@ -151,6 +153,10 @@ class ChatVoice:
             return False
         await adapter.send_voice(source, sound)
         return True
+
+
+def _same(sound: Audio) -> Audio:
+    return sound
 
 
 def _load(path: Path) -> dict[str, Mode]:

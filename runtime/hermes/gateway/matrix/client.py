@@ -116,6 +116,12 @@ class MatrixAccount:
                 room_id, EventType.ROOM_MESSAGE, content, txn_id=uuid.uuid4().hex)
         return str(event_id)
 
+    async def upload(self, data: bytes, mime: str, name: str) -> str:
+        """``data`` into the homeserver's media repository; its ``mxc://`` URI."""
+        with _translated("upload"):
+            return str(await self._client.upload_media(data, mime_type=mime, filename=name,
+                                                       size=len(data)))
+
     async def typing(self, room_id: str, seconds: float) -> None:
         with _translated("typing"):
             await self._client.set_typing(room_id, timeout=int(seconds * 1000))

@@ -1,9 +1,10 @@
 """What a Matrix ``/sync`` response holds for the agent, read from its JSON.
 
-Plain functions over the response: invites addressed to the agent, text messages and
-images (``m.image``, and files: ``m.file``) in joined rooms (edits, notices, redactions
-and the agent's own messages left out; the thread a message belongs to and the event it
-replies to kept), encrypted events, and room member counts.
+Plain functions over the response: invites addressed to the agent, text messages,
+images (``m.image``, and files: ``m.file``) and audio (``m.audio``) in joined rooms
+(edits, notices, redactions and the agent's own messages left out; the thread a
+message belongs to and the event it replies to kept), encrypted events, and room member
+counts.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 JSON = dict[str, Any]
-MEDIA = ("m.image", "m.file")
+MEDIA = ("m.image", "m.file", "m.audio")
 MXC = re.compile(r"mxc://[A-Za-z0-9.:\[\]-]+/[A-Za-z0-9_-]+")
 """A content URI as the spec allows it: nothing else is ever put in a download URL."""
 
@@ -32,6 +33,8 @@ class Media:
     """The size it declares (``info.size``)."""
     encrypted: bool = False
     """Sent as an encrypted file (``file`` instead of ``url``): not readable here."""
+    audio: bool = False
+    """An ``m.audio`` message (a voice message): transcribed, not looked at."""
 
 
 @dataclass(frozen=True)
@@ -151,12 +154,15 @@ def _media(content: JSON) -> tuple[Media, ...]:
     return (Media(url if isinstance(url, str) and MXC.fullmatch(url) else "", name,
                   str(info.get("mimetype") or "").lower(),
                   size if isinstance(size, int) and not isinstance(size, bool) else None,
-                  isinstance(content.get("file"), dict)),)
+                  isinstance(content.get("file"), dict), content.get("msgtype") == "m.audio"),)
 
 
 def _caption(content: JSON) -> str:
     """A media message's caption: its body when a ``filename`` names the file apart
-    (Matrix 1.10), else none (the body is the file's name)."""
+    (Matrix 1.10), else none (the body is the file's name); a voice message (MSC3245,
+    Element's) has none: its body is a label ("Voice message")."""
+    if "org.matrix.msc3245.voice" in content:
+        return ""
     filename = content.get("filename")
     body = str(content["body"])
     return body if isinstance(filename, str) and filename and body != filename else ""

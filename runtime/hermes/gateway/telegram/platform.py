@@ -19,6 +19,7 @@ import functools
 import re
 import warnings
 from datetime import timedelta
+from pathlib import PurePath
 from typing import Any
 
 from hermes.agent.attachments import ImageRefused
@@ -184,8 +185,8 @@ class TelegramPlatform(MessagingAdapter):
             (message.audio, "audio file")
         if found is None:
             return ()
-        suffix = ".ogg" if message.voice else "." + (getattr(found, "file_name", "") or
-                                                     "audio.mp3").rpartition(".")[2]
+        suffix = ".ogg" if message.voice else \
+            (PurePath(getattr(found, "file_name", "") or "").suffix or ".mp3")
         return (IncomingAudio(name, functools.partial(self._download, name, found.file_id),
                               found.file_size, (found.mime_type or "").lower(), suffix),)
 
