@@ -209,6 +209,9 @@ def test_the_slash_command_carries_messages_and_commands(gw: Gateway, slack: Fak
                                                           before=before + 1))
     assert new == "started a new conversation"
     assert "/approve" in help_ and "/new" in help_
+    slack.command(ADA, DM_ADA, "", command="/usage")  # a command of its own in the manifest
+    [usage] = answers(slack, DM_ADA, before=before + 3)
+    assert section_text(usage.params) == "no conversation yet"
     assert [r.last_user_text for r in llm.requests] == ["what is up"]
 
 
