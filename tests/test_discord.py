@@ -34,6 +34,7 @@ from messaging_support import Since, configure_messaging, module_home, platform_
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.fake-discord-bot-token-0123456789"
 WRONG = TOKEN[:-4] + "XXXX"
 ADA, BO, EVE = 4200000000000001, 4200000000000002, 9900000000000001  # Eve is not allowed
+CODE = "\n".join(f"print({n})  # " + "x" * 40 for n in range(80))
 SKILL_TEXT = "Deploy the site to a named environment."
 LONG = "\n\n".join(f"Paragraph {n}: " + "word " * 300 for n in range(4))
 
@@ -47,6 +48,8 @@ def script(request: RecordedRequest) -> Reply:
         return Reply(text=f"tool said: {str(request.tool_results[-1].content)[:80]}")
     if "long answer" in text:
         return Reply(text=LONG)
+    if "long code" in text:
+        return Reply(text=f"Here:\n\n```python\n{CODE}\n```\n\nDone.")
     if "ping all" in text:
         return Reply(text="hey @everyone, **done**")
     return Reply(text=f"re: {text}")
@@ -268,11 +271,16 @@ def test_an_image_goes_to_vision_and_audio_gets_one_line(gw: Gateway, discord: F
     assert len(llm.requests) == 1
 
 
-def test_long_answers_are_split_and_mass_mentions_not_sent(gw: Gateway,
+def test_long_answers_are_split_code_blocks_kept_and_mass_mentions_not_sent(gw: Gateway,
                                                           discord: FakeDiscord) -> None:
     texts = said(discord, dm(BO), "a long answer please", count=4, user_id=BO)
     assert "\n\n".join(texts) == LONG and all(len(t) <= 2000 for t in texts)
     assert all(t.startswith("Paragraph") for t in texts)
+    parts = said(discord, dm(BO), "long code please", count=5, user_id=BO)
+    assert all(len(p) <= 2000 for p in parts) and parts[0] == "Here:" and parts[-1] == "Done."
+    blocks = parts[1:-1]  # each a whole code block: closed where cut, reopened after
+    assert all(b.startswith("```python\n") and b.endswith("\n```") for b in blocks)
+    assert "\n".join(b[len("```python\n"):-len("\n```")] for b in blocks) == CODE
     [pinged] = said(discord, dm(BO), "ping all", user_id=BO)
     assert pinged == "hey @\u200beveryone, **done**"
 

@@ -28,6 +28,7 @@ from hermes.config.schema import PlatformConfig
 from hermes.errors import ConfigError
 from hermes.gateway.base import MessageEvent, MessageSource
 from hermes.gateway.discord.commands import command_payloads, invocation_text
+from hermes.gateway.discord.markdown import escape_mentions, split_markdown
 from hermes.gateway.images import IncomingImage, read_capped, too_large, unreadable
 from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.connection import AccessDenied
@@ -85,6 +86,9 @@ class DiscordPlatform(MessagingAdapter):
         a cron delivery, which connects only to send)."""
         self._deferred: dict[str, tuple[str, float]] = {}
         """Deferred slash commands by conversation: the interaction token, its deadline."""
+
+    def split(self, text: str) -> list[str]:
+        return split_markdown(text, MAX_CHARS)
 
     async def connect(self) -> None:
         import discord
@@ -343,12 +347,6 @@ class DiscordPlatform(MessagingAdapter):
 
     def _scrub(self, exc: BaseException) -> str:
         return f"{type(exc).__name__}: {exc}".replace(self.token, "<token>")
-
-
-def escape_mentions(text: str) -> str:
-    """``@everyone`` and ``@here`` shown, not sent (the allowed-mentions of every message
-    refuse all pings besides)."""
-    return re.sub(r"@(everyone|here)\b", "@\u200b\\1", text)
 
 
 def _author_is(message: Any, user_id: int) -> bool:
