@@ -8,8 +8,10 @@ attached go to the model with the text as one turn (``hermes.gateway.images``); 
 refused in one line for now (``_voice``: where transcription will plug in). The built-in
 commands and skills are the bot's slash commands (``commands``): an invocation runs as
 the text ``/name argument`` would, its response deferred ("thinking…") and filled with
-the first part of the reply. Replies are split at 2000 characters and never ping anyone
-(mentions in them are shown, not sent). 429s are waited out (``retry_after``). Without
+the first part of the reply. Replies are split at 2000 characters, code blocks closed and
+reopened across the cuts (``markdown``), and never ping anyone (mentions in them are shown,
+not sent); ``discord:@USER_ID`` targets a user's direct messages. 429s are waited out
+(``retry_after``: discord.py up to 30 s, the outbox beyond). Without
 the Message Content intent Discord closes the gateway (4014): the platform is ``failed``
 with how to turn it on.
 """
