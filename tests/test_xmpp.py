@@ -1,7 +1,8 @@
 """The xmpp platform against a real prosody (loopback, STARTTLS with a test CA given
 explicitly), a real gateway process and the fake LLM; people are slixmpp clients: a one
 to one conversation with a tool call approved in the chat (the agent seen composing),
-long answers split, rooms answered only when the nick is named or the agent replied to
+long answers split, presence shared with allowed users, a voice note refused in one line,
+rooms answered only when the nick is named or the agent replied to
 (never its own messages nor the history a room replays), a stranger paired through the
 chat and the CLI, cron delivered to a person, a room and the home channel, ``hermes
 doctor`` logging in once, a wrong password ``failed`` and an untrusted certificate
@@ -183,6 +184,18 @@ def test_a_stranger_is_paired_through_the_chat_and_the_cli(world: World, llm: Si
     bob.say(agent, "now?")
     assert hears(bob, agent, 2)[1].body == "Answer: now?"
     assert [r.last_user_text for r in llm.requests] == ["now?"]
+
+
+def test_presence_is_shared_with_allowed_users_and_voice_is_refused(world: World,
+                                                                      llm: Since) -> None:
+    carol, agent = world.carol, "hermes@example.org"
+    carol.subscribe(agent)  # allowed: the agent accepts
+    before = len(carol.from_(agent))
+    link = "https://upload.example.org/abc/voice-message.ogg"
+    carol.say(agent, link, link=link)
+    said = hears(carol, agent, before + 1)[-1].body
+    assert said == "Voice messages are not supported here yet; please write instead."
+    assert not llm.requests
 
 
 def test_cron_delivers_to_a_person_a_room_and_the_home_channel(world: World) -> None:

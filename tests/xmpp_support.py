@@ -203,7 +203,8 @@ class XmppUser:
         """Chat states received: (sender, state)."""
         self._ready = threading.Event()
         self.client = slixmpp.ClientXMPP(jid, password, loop=self.loop)
-        for plugin in ("xep_0004", "xep_0030", "xep_0045", "xep_0085", "xep_0199", "xep_0461"):
+        for plugin in ("xep_0004", "xep_0030", "xep_0045", "xep_0066", "xep_0085",
+                       "xep_0199", "xep_0461"):
             self.client.register_plugin(plugin)
         self.client.enable_direct_tls = False
         self.client.ca_certs = server.ca_file
@@ -243,13 +244,25 @@ class XmppUser:
             action(*args, **kwargs)
         self.call(run())
 
-    def say(self, to: str, body: str, *, reply_to: Received | None = None) -> str:
+    def subscribe(self, to: str, timeout: float = 30) -> None:
+        """Ask to see ``to``'s presence; returns once ``to`` allowed it."""
+        allowed = threading.Event()
+        self.client.add_event_handler("presence_subscribed", lambda p: str(p["from"].bare) == to
+                                      and allowed.set())
+        self.do(self.client.send_presence, pto=to, ptype="subscribe")
+        if not allowed.wait(timeout):
+            raise AssertionError(f"{to} did not allow {self.jid}'s subscription")
+
+    def say(self, to: str, body: str, *, reply_to: Received | None = None,
+            link: str = "") -> str:
         """Send a chat (or, to a room's bare JID, groupchat) message; its id."""
         kind = "groupchat" if to.endswith(f"@{MUC}") else "chat"
         msg = self.client.make_message(mto=to, mbody=body, mtype=kind)
         if reply_to is not None:
             msg["reply"]["id"] = reply_to.stanza_id
             msg["reply"]["to"] = reply_to.sender
+        if link:  # an attachment, as clients send an uploaded file (XEP-0066)
+            msg["oob"]["url"] = link
         msg["chat_state"] = "active"
         self.do(msg.send)
         return str(msg["id"])
