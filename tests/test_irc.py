@@ -150,6 +150,11 @@ def test_a_channel_is_answered_only_when_addressed(world: World, llm: Since) -> 
 
 def test_only_an_allowed_user_approves_in_a_channel(world: World) -> None:
     alice, bob = world.alice, world.bob
+    def refusals() -> int:
+        return len([e for e in log_entries(world) if e["event"] == "message refused: sender "
+                    "not allowed" and e.get("user") == "bob!~bob@127.0.0.1"])
+
+    before = refusals()
     victim = world.workspace / "victim-channel"
     victim.mkdir()
     alice.say("#ops", f"hermes: delete {victim}")
@@ -160,9 +165,7 @@ def test_only_an_allowed_user_approves_in_a_channel(world: World) -> None:
     wait_until(lambda: any(s.startswith("tool said") for s in
                            alice.messages("hermes", "#ops")), 60, "the tool's answer")
     assert not victim.exists()
-    refused = [e for e in log_entries(world) if e["event"] == "message refused: sender not "
-               "allowed" and e.get("user") == "bob!~bob@127.0.0.1"]
-    assert refused
+    assert refusals() == before + 1  # bob's /approve
 
 
 def test_a_stranger_is_offered_pairing_in_private_and_let_in(world: World, llm: Since) -> None:
@@ -205,8 +208,9 @@ def test_a_taken_nick_is_replaced_then_taken_back(world: World) -> None:
     assert status(world)["backup"]["detail"] == \
         f"sentinel_ on localhost:{world.server.port} (plain text)"
     world.holder.quit()
-    wait_until(lambda: any(e["event"] == "irc nick changed" and e.get("nick") == "sentinel"
-                           for e in log_entries(world)), 30, "the nick to be taken back")
+    wait_until(lambda: [e for e in log_entries(world) if e["event"] == "irc nick changed"
+                        and e["platform"] == "backup" and e["nick"] == "sentinel"], 30,
+               "the nick to be taken back")
     alice = world.alice
     alice.say("sentinel", "are you back?")
     assert alice.wait_messages("sentinel") == ["Answer: are you back?"]

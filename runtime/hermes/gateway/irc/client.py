@@ -298,7 +298,7 @@ class IrcClient:
         if command == "NICK":
             if me:
                 self.nick = message.param(0)
-                self.log.info("irc nick changed", extra={"fields": {"nick": self.nick}})
+                self._note("irc nick changed", nick=self.nick)
             self._moved(message.nick, message.param(0))
         elif command == "QUIT":
             self._moved(message.nick, "")
@@ -343,8 +343,8 @@ class IrcClient:
         channel = fold(message.param(1))
         waiting = self._joins.pop(channel, None)
         reason = f"cannot join {message.param(1)}: {message.params[-1]}"
-        self.log.warning("irc join refused", extra={"fields": {"channel": message.param(1),
-                                                               "error": message.params[-1]}})
+        self._note("irc join refused", logging.WARNING, channel=message.param(1),
+                   error=message.params[-1])
         if waiting and not waiting.done():
             waiting.set_exception(Rejected(reason))
 
@@ -352,8 +352,12 @@ class IrcClient:
         found = re.search(r"(\d+)\s*sec", message.params[-1] if message.params else "")
         seconds = float(found[1]) if found else 2.0
         self.throttled_until = time.monotonic() + seconds
-        self.log.warning("irc server throttles us", extra={"fields": {
-            "seconds": seconds, "reason": message.params[-1] if message.params else ""}})
+        self._note("irc server throttles us", logging.WARNING, seconds=seconds,
+                   reason=message.params[-1] if message.params else "")
+
+    def _note(self, event: str, level: int = logging.INFO, **fields: object) -> None:
+        platform = self.login.key.rsplit(".", 1)[-1]
+        self.log.log(level, event, extra={"fields": {"platform": platform, **fields}})
 
     async def next_message(self) -> Line:
         """The next PRIVMSG; ``ConnectionError`` once the connection is lost."""
