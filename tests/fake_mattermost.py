@@ -8,8 +8,9 @@ It speaks the REST API v4's shape (``Authorization: Bearer <token>``; ``GET
 post as a JSON string, ``channel_type``, ``mentions`` as a JSON string, ``broadcast``,
 ``seq``). It records every call with its time, refuses posts over 16383 characters as
 the server does, and returns scripted errors (429 with ``X-Ratelimit-Reset`` and
-``Retry-After`` included). ``drop()`` cuts the WebSockets; ``stop()``/``start()``
-restart it on the same port.
+``Retry-After`` included). ``drop()`` cuts the WebSockets (a client may resume one:
+``connection_id`` and ``sequence_number``, the events it missed sent first);
+``stop()``/``start()`` restart it on the same port, with no connection to resume.
 """
 
 from __future__ import annotations
@@ -78,7 +79,11 @@ class FakeMattermost(LoopServer):
         self.files: dict[str, bytes] = {}
         self._lock = threading.Lock()
         self._sockets: set[web.WebSocketResponse] = set()
-        self._seq = 0
+        self.refuse_websockets = False
+        """Answer WebSocket upgrades 503 while set."""
+        self._connections: dict[str, Connection] = {}
+        """Every connection since the server started, by id (those cut keep their
+        missed events for a resume)."""
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -152,16 +157,23 @@ class FakeMattermost(LoopServer):
 
     async def closing(self) -> None:
         await self._close_sockets()
+        self._connections.clear()  # a restarted server has no connections to resume
 
     async def _close_sockets(self) -> None:
-        for socket in list(self._sockets):
-            await socket.close()
+        for connection in self._connections.values():
+            socket, connection.socket = connection.socket, None
+            if socket is not None:
+                await socket.close()
         self._sockets.clear()
 
     async def _broadcast(self, event: dict[str, Any]) -> None:
-        self._seq += 1
-        for socket in list(self._sockets):
-            await socket.send_json(event | {"seq": self._seq})
+        for connection in self._connections.values():
+            connection.seq += 1
+            numbered = event | {"seq": connection.seq}
+            if connection.socket is not None:
+                await connection.socket.send_json(numbered)
+            else:
+                connection.missed.append(numbered)
 
     def _refusal(self, request: web.Request, body: Any) -> web.Response | None:
         """401 without the token; a scripted failure; else None (and the call recorded)."""
@@ -217,12 +229,15 @@ class FakeMattermost(LoopServer):
             return _error(404, "app.file.get.app_error", "file not found")
         return web.Response(body=data, content_type="application/octet-stream")
 
-    async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse_websockets:
+            return web.Response(status=503, text="unavailable")
         socket = web.WebSocketResponse()
         await socket.prepare(request)
-        await socket.send_json({"event": "hello", "data": {"connection_id": new_id(),
-                                                           "server_version": "10.5.0"},
-                                "broadcast": {"user_id": self.bot_id}, "seq": 0})
+        connection = self._resumed(request) or Connection(new_id())
+        await socket.send_json({"event": "hello", "data": {
+            "connection_id": connection.id, "server_version": "10.5.0"},
+            "broadcast": {"user_id": self.bot_id}, "seq": 0 if not connection.seq else None})
         async for message in socket:
             if message.type != WSMsgType.TEXT:
                 break
@@ -233,9 +248,36 @@ class FakeMattermost(LoopServer):
                                         "seq_reply": action.get("seq")})
                 if not good:
                     break
+                for missed in connection.missed:
+                    await socket.send_json(missed)
+                connection.missed.clear()
+                connection.socket = socket
+                self._connections[connection.id] = connection
                 self._sockets.add(socket)
         self._sockets.discard(socket)
+        if connection.socket is socket:
+            connection.socket = None
         return socket
+
+    def _resumed(self, request: web.Request) -> Connection | None:
+        """The connection a client asks to resume, when its next event is still here."""
+        found = self._connections.get(request.query.get("connection_id", ""))
+        wanted = request.query.get("sequence_number", "")
+        if found is None or not wanted.isdigit() or found.socket is not None:
+            return None
+        first = found.missed[0]["seq"] if found.missed else found.seq + 1
+        return found if int(wanted) == first else None
+
+
+@dataclass
+class Connection:
+    """One WebSocket connection as the server keeps it: its sequence numbers go on when a
+    client resumes it, and the events sent while it was cut wait for that."""
+
+    id: str
+    seq: int = 0
+    socket: web.WebSocketResponse | None = None
+    missed: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _error(status: int, error_id: str, message: str,

@@ -230,6 +230,25 @@ def test_cron_delivers_to_a_channel_and_the_home_channel(
     assert server.texts(other) == ["Done: Count the tickets"]
 
 
+def test_posts_made_while_the_websocket_was_cut_are_answered(
+        gw: Gateway, server: FakeMattermost, llm: Since) -> None:
+    say_and_wait(server, DM_ADA, "before the cut", user_id=ADA)
+    start = len(server.texts(DM_ADA))
+    server.refuse_websockets = True  # no connection until the posts are in
+    try:
+        server.drop()
+        wait_until(lambda: not server.connected, what="the WebSocket cut")
+        server.push("posted while cut off", user_id=ADA, channel_id=DM_ADA)
+        server.push("and another", user_id=ADA, channel_id=DM_ADA)
+    finally:
+        server.refuse_websockets = False
+    wait_until(lambda: len(server.texts(DM_ADA)) >= start + 2, timeout=90,
+               what="both answers")
+    assert server.texts(DM_ADA)[start:] == ["re: posted while cut off", "re: and another"]
+    asked = [r.last_user_text for r in llm.requests]
+    assert asked == ["before the cut", "posted while cut off", "and another"]  # each once
+
+
 def test_reconnects_after_the_server_restarts_without_losing_replies(
         gw: Gateway, server: FakeMattermost, script: Scripted, llm: Since) -> None:
     script.hold.clear()

@@ -37,6 +37,10 @@ class MattermostClient:
         self.key = key
         """Where the token is configured (``platforms.enabled.<name>.token``), for the fix."""
         self._session: Any = None
+        self.connection_id = ""
+        """The WebSocket connection to resume (from its ``hello`` event)."""
+        self.sequence = 0
+        """The sequence number of the last event read on it."""
 
     async def me(self) -> JSON:
         """The account the token belongs to (``GET /users/me``)."""
@@ -72,12 +76,17 @@ class MattermostClient:
 
     async def events(self) -> AsyncIterator[JSON]:
         """The WebSocket's events, once it took the token (``authentication_challenge``);
-        ends (or raises ``ConnectionError``) when the connection is lost."""
+        ends (or raises ``ConnectionError``) when the connection is lost. A connection made
+        again resumes the last one (``connection_id`` and the next ``sequence_number``):
+        the server then sends the events it missed, if it still has them."""
         import aiohttp
 
+        resume = {"connection_id": self.connection_id,
+                  "sequence_number": str(self.sequence + 1)} if self.connection_id else {}
         with disconnected_on_errors("websocket"):
             socket = await self._ensure_session().ws_connect(
-                self._api("/websocket").replace("http", "ws", 1), heartbeat=HEARTBEAT)
+                self._api("/websocket").replace("http", "ws", 1), heartbeat=HEARTBEAT,
+                params=resume)
         try:
             await socket.send_json({"seq": 1, "action": "authentication_challenge",
                                     "data": {"token": self.token}})
@@ -88,10 +97,22 @@ class MattermostClient:
                 if event.get("seq_reply") == 1 and event.get("status") != "OK":
                     raise ConnectionError(f"the WebSocket refused the token: {event}")
                 if isinstance(event, dict) and "event" in event:
+                    self._count(event)
                     yield event
         finally:
             await socket.close()
         raise ConnectionError(f"the WebSocket closed ({socket.close_code})")
+
+    def _count(self, event: JSON) -> None:
+        """Note the connection an event came on and its sequence number."""
+        seq = event.get("seq")
+        if event.get("event") == "hello":
+            found = str((event.get("data") or {}).get("connection_id") or "")
+            if found != self.connection_id:  # a new connection: nothing was resumed
+                self.connection_id = found
+                self.sequence = seq if isinstance(seq, int) else 0
+        elif isinstance(seq, int):
+            self.sequence = seq
 
     async def close(self) -> None:
         session, self._session = self._session, None
