@@ -22,7 +22,7 @@ from gateway_support import Gateway, gateway
 from messaging_support import configure_messaging, module_home, platform_detail
 
 TOKEN = "123456789:AAH-identity-token-0123456789abcdefg"
-ADA, BO, CY = 5101, 5102, 5103
+ADA, BO, CY, DEE, EVE = 5101, 5102, 5103, 5104, 5105
 
 
 def script(request: RecordedRequest) -> Reply:
@@ -49,7 +49,7 @@ def bot() -> Iterator[FakeBotAPI]:
 
 def telegram(bot: FakeBotAPI) -> dict:
     return {"kind": "telegram", "token": "${secret:TELEGRAM_BOT_TOKEN}",
-            "allowed_users": [str(ADA), str(BO), str(CY)],
+            "allowed_users": [str(u) for u in (ADA, BO, CY, DEE, EVE)],
             "settings": {"base_url": bot.url, "poll_timeout": 2, "send_rate": 50}}
 
 
@@ -147,12 +147,15 @@ def test_linked_accounts_find_each_others_sessions_and_others_never(
 def test_a_code_from_the_cli_links_the_account_that_sends_it(
         served: tuple[Gateway, dict[str, str]], bot: FakeBotAPI, hermes_subprocess) -> None:
     gw, environ = served
-    shown = hermes_subprocess("identity", "link", f"telegram:{CY}", "--code",
+    say(bot, EVE, "the swordfish recipe needs lemon")
+    assert found(bot, DEE, "swordfish") == []
+    shown = hermes_subprocess("identity", "link", f"telegram:{EVE}", "--code",
                               env={**environ, "HERMES_HOME": str(gw.home)})
     assert shown.returncode == 0, shown.stderr
     code = re.search(r"link code for telegram:\d+: ([A-Z0-9]{8}) — send `/link \1`",
                      shown.stdout)
     assert code, shown.stdout
-    [linked] = say(bot, ADA, f"/link {code[1]}")
-    assert linked.startswith("linked ") and f"telegram:{CY}" in linked
-    assert any("recipe" in hit for hit in found(bot, ADA, "swordfish"))
+    assert say(bot, DEE, f"/link {code[1]}") == [f"linked telegram:{EVE}, telegram:{DEE}: "
+                                                 "one user now"]
+    [hit] = found(bot, DEE, "swordfish")
+    assert "recipe" in hit

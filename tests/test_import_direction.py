@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "hermes.hints": FOUNDATION,
     "hermes.chats": FOUNDATION,
     "hermes.identities": FOUNDATION,
+    "hermes.codes": FOUNDATION,
     "hermes.importing": FOUNDATION,
     "hermes.models.types": FOUNDATION,
     "hermes.events": FOUNDATION,

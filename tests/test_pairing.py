@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ok, refused
+from hermes.codes import ALPHABET, CODE_LENGTH
 from hermes.gateway.messaging.pairing import (
-    ALPHABET,
-    CODE_LENGTH,
     CODE_TTL,
     LOCKOUT,
     REQUEST_INTERVAL,

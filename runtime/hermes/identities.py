@@ -17,8 +17,6 @@ read it.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 import secrets
@@ -30,14 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes.chats import MessageSource
+from hermes.codes import code_matches, is_code, new_code, normalise_code, read_json_object
 from hermes.errors import UserError
 from hermes.fsutil import atomic_write, private_dir
 
 FILE = "identities.json"
 ADDRESS = re.compile(r"^(?P<platform>[A-Za-z0-9_-]{1,64}):(?P<user>\S+)$")
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-"""Letters and digits that cannot be mistaken for one another (as pairing codes)."""
-CODE_LENGTH = 8
 CODE_TTL = 600.0
 """Seconds a link code stays valid."""
 Clock = Callable[[], float]
@@ -120,17 +116,15 @@ class IdentityStore:
     def issue_code(self, address: str) -> str:
         """A new code that links whoever sends it to ``address``."""
         address = parse_address(address)
-        code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-        salt = secrets.token_bytes(16)
+        code, stored = new_code()
         with self._editing() as data:
-            data["codes"][secrets.token_hex(8)] = {
-                "hash": _hash(code, salt), "salt": salt.hex(), "address": address,
-                "created_at": self.clock()}
+            data["codes"][secrets.token_hex(8)] = {**stored, "address": address,
+                                                   "created_at": self.clock()}
         return code
 
     def redeem(self, code: str, address: str) -> Person:
         """Link ``address`` to the one the code was issued for; the code is used up."""
-        address, code = parse_address(address), re.sub(r"[\s-]", "", code).upper()
+        address, code = parse_address(address), normalise_code(code)
         with self._editing() as data:
             found = _matching(data["codes"], code, self.clock())
             if found is None:
@@ -180,17 +174,11 @@ def _person(pid: str, entry: dict[str, Any]) -> Person:
     return Person(pid, tuple(entry["addresses"]), float(entry.get("linked_at", 0.0)))
 
 
-def _hash(code: str, salt: bytes) -> str:
-    # scrypt, not one round of SHA-256: a copied file must not give the codes away
-    return hashlib.scrypt(code.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32).hex()
-
-
 def _matching(codes: dict[str, Any], code: str, now: float) -> str | None:
-    if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
+    if not is_code(code):
         return None
     for code_id, entry in codes.items():
-        if now - entry["created_at"] < CODE_TTL and hmac.compare_digest(
-                _hash(code, bytes.fromhex(entry["salt"])), entry["hash"]):
+        if now - entry["created_at"] < CODE_TTL and code_matches(code, entry):
             return str(code_id)
     return None
 
@@ -201,14 +189,7 @@ def _blank() -> dict[str, Any]:
 
 def _parse(path: Path) -> dict[str, Any]:
     """The file's data; an unreadable or malformed file is an error, never "nobody"."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise IdentityError(f"{path}: cannot read the identities file ({exc}); fix or "
-                            "remove it") from exc
-    if not isinstance(data, dict):
-        raise IdentityError(f"{path}: not an identities file (expected a JSON object)")
-    return _blank() | data
+    return _blank() | read_json_object(path, "identities", IdentityError)
 
 
 def chat_link(store: IdentityStore, source: MessageSource, code: str) -> str:

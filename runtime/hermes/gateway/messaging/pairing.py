@@ -15,8 +15,6 @@ under a file lock: the gateway and the CLI share it).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 import secrets
@@ -27,12 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes.codes import code_matches, is_code, new_code, normalise_code, read_json_object
 from hermes.errors import UserError, did_you_mean
 from hermes.fsutil import atomic_write, private_dir
 
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-"""Letters and digits that cannot be mistaken for one another (no 0/O, 1/I/L)."""
-CODE_LENGTH = 8
 CODE_TTL = 3600.0
 """Seconds a code stays valid."""
 KEEP_EXPIRED = 86400.0
@@ -101,10 +97,9 @@ class PairingStore:
             waiting = [e for e in data["pending"].values() if now - e["created_at"] < CODE_TTL]
             if len(waiting) >= MAX_PENDING:
                 return Issued(None, "busy")
-            code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-            salt = secrets.token_bytes(16)
+            code, stored = new_code()
             data["pending"][secrets.token_hex(8)] = {
-                "hash": _hash(code, salt), "salt": salt.hex(), "user_id": user_id,
+                **stored, "user_id": user_id,
                 "user_name": user_name, "created_at": now}
             data["requests"][user_id] = now
             return Issued(code)
@@ -229,22 +224,11 @@ def known_platform(store: PairingStore, enabled: Iterable[str], platform: str) -
     return platform
 
 
-def normalise_code(code: str) -> str:
-    """The code as stored: upper case, without spaces or dashes people add."""
-    return re.sub(r"[\s-]", "", code).upper()
-
-
-def _hash(code: str, salt: bytes) -> str:
-    # scrypt, not one round of SHA-256: a copied file must not give the codes away
-    return hashlib.scrypt(code.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32).hex()
-
-
 def _matching(pending: dict[str, Any], code: str) -> tuple[str, dict[str, Any]] | None:
-    if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
+    if not is_code(code):
         return None
     for entry_id, entry in pending.items():
-        candidate = _hash(code, bytes.fromhex(entry["salt"]))
-        if hmac.compare_digest(candidate, entry["hash"]):
+        if code_matches(code, entry):
             return entry_id, entry
     return None
 
@@ -255,11 +239,4 @@ def _blank() -> dict[str, Any]:
 
 def _parse(path: Path) -> dict[str, Any]:
     """The file's data; an unreadable or malformed file is an error, never "nobody"."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PairingError(f"{path}: cannot read the pairing file ({exc}); fix or remove "
-                           "it") from exc
-    if not isinstance(data, dict):
-        raise PairingError(f"{path}: not a pairing file (expected a JSON object)")
-    return _blank() | data
+    return _blank() | read_json_object(path, "pairing", PairingError)
