@@ -172,6 +172,21 @@ def test_a_room_is_answered_only_when_addressed(world: World, llm: Since) -> Non
     assert not alice.from_(f"{OLD}/hermes")
 
 
+def test_only_an_allowed_user_approves_a_command_in_a_room(world: World) -> None:
+    alice, bob, me = world.alice, world.bob, f"{TEAM}/hermes"
+    victim = world.workspace / "room-victim"
+    victim.mkdir()
+    before = len(alice.from_(me))
+    alice.say(TEAM, f"hermes: delete {victim}")
+    question = hears(alice, me, before + 1)[-1].body
+    assert f"rm -rf {victim}" in question and "/approve" in question
+    bob.say(TEAM, "hermes: /approve")  # in the room, but not allowed: ignored
+    alice.say(TEAM, "hermes: /approve")
+    said = [m.body for m in hears(alice, me, before + 3)[before:]]
+    assert said[1] == "approved (once): running it"
+    assert said[2].startswith("tool said:") and not victim.exists()
+
+
 def test_a_stranger_is_paired_through_the_chat_and_the_cli(world: World, llm: Since) -> None:
     bob, agent = world.bob, "hermes@example.org"
     bob.say(agent, "hi, I'm new")

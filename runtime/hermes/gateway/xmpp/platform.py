@@ -58,7 +58,7 @@ class XmppPlatform(MessagingAdapter):
                                    re.IGNORECASE)
 
     async def connect(self) -> None:
-        self._events = asyncio.Queue()
+        self._drop_losses()
         me = await self.account.login()
         for room in self.settings.rooms:
             await self.account.join(room, self.settings.nick)
@@ -89,6 +89,13 @@ class XmppPlatform(MessagingAdapter):
 
     def _kind(self, chat: str) -> str:
         return "groupchat" if chat in self.settings.rooms else "chat"
+
+    def _drop_losses(self) -> None:
+        """Forget the losses of earlier connections; messages they brought still count."""
+        earlier, self._events = self._events, asyncio.Queue()
+        while not earlier.empty():
+            if not isinstance(item := earlier.get_nowait(), str):
+                self._events.put_nowait(item)
 
     def _lost(self, reason: str) -> None:
         self._events.put_nowait(reason)
