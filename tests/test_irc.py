@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ok, wait_until
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
-from gateway_support import Gateway, gateway
+from gateway_support import Gateway, free_port, gateway
 from irc_support import OPER, IrcUser, Ngircd, ngircd  # noqa: F401 - the fixture
 from messaging_support import Since, configure_messaging, module_home, platform_detail
 
@@ -89,7 +89,9 @@ def world(tmp_path_factory: pytest.TempPathFactory, fake: FakeLLM, ngircd: Ngirc
             "irc": irc_platform(ngircd),
             "backup": irc_platform(ngircd, port=ngircd.port, tls=False, nick="sentinel",
                                    channels=[]),
-            "untrusted": irc_platform(ngircd, ca_file="", nick="nobody", channels=[])},
+            "untrusted": irc_platform(ngircd, ca_file="", nick="nobody", channels=[]),
+            "nowhere": irc_platform(ngircd, port=free_port(), tls=False, nick="ghost"),
+            "bare": {**irc_platform(ngircd, nick="bare"), "allowed_users": ["alice"]}},
             environment={"cwd": str(workspace)})
         with gateway(environ, root, ready=False) as gw:
             platform_detail(gw, "irc")
@@ -232,6 +234,25 @@ def test_a_killed_connection_is_made_again(world: World) -> None:
                    "the answer after the reconnect")
     finally:
         oper.quit()
+
+
+def test_a_bare_nick_as_allowed_user_fails_the_platform(world: World) -> None:
+    bare = status(world)["bare"]
+    assert bare["state"] == "failed"
+    assert bare["detail"].startswith("platforms.enabled.bare.allowed_users: 'alice' is not an "
+                                     "IRC mask: anyone can take a nick, so write nick!user@host "
+                                     "with * wildcards (e.g. alice!*@their.host), or the "
+                                     "services account, $a:alice"), bare["detail"]
+
+
+def test_an_unreachable_server_is_retried_and_doctor_says_so(world: World) -> None:
+    nowhere = status(world)["nowhere"]
+    assert nowhere["state"] == "reconnecting" and "ConnectionRefusedError" in \
+        nowhere["detail"] and nowhere["retry_at"]
+    done = subprocess.run([sys.executable, "-m", "hermes", "doctor"], env=world.environ,
+                          capture_output=True, text=True, timeout=120)
+    row = next(line for line in done.stdout.splitlines() if "platform nowhere" in line)
+    assert "fail" in row and "ConnectionRefusedError" in row
 
 
 def test_an_untrusted_certificate_fails_the_platform_and_doctor_checks_each(world: World
