@@ -4,6 +4,8 @@ written), and the text_to_speech tool offered only where speech is configured.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,3 +94,20 @@ def test_text_to_speech_is_offered_only_with_tts_and_writes_a_voice_note(
     [result] = llm.requests[-1].tool_results
     path = str(result.content)
     assert '"format": "audio/ogg"' in path and "/tmp/hermes-speech/speech-" in path
+
+
+def test_without_ffmpeg_a_voice_note_cannot_be_made_and_the_line_says_so(tmp_path: Path
+                                                                          ) -> None:
+    """``hermes.voice.speak`` to OGG/Opus on a machine without ffmpeg (an empty PATH)."""
+    program = ("from hermes.config.voice_schema import SttConfig, TtsConfig\n"
+               "from hermes.voice import Audio, Voice, VoiceError\n"
+               "try:\n"
+               "    Voice(SttConfig(), TtsConfig(), None).convert(Audio(b'RIFF', '.wav'),\n"
+               "                                                  'ogg-opus')\n"
+               "except VoiceError as exc:\n"
+               "    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          env={"PATH": str(tmp_path)}, timeout=60, check=True)
+    assert done.stdout == ("ffmpeg is not installed, and voice messages here need it "
+                           "(OGG/Opus) — install it (apt-get install ffmpeg) or turn spoken "
+                           "answers off: /voice off\n")

@@ -11,6 +11,9 @@ from hermes.environments.base import Environment
 from hermes.voice import audio, stt, tts
 from hermes.voice.base import Audio
 
+KEPT_SESSIONS = 64
+"""Sessions whose recordings wait for their chat at most (the oldest are dropped)."""
+
 
 class Voice:
     """Transcribe, speak, convert; built once per runtime by the container."""
@@ -53,6 +56,8 @@ class Voice:
         """A spoken file a tool made in ``session_id``, for its chat to send."""
         with self._lock:
             self._made[session_id].append(sound)
+            while len(self._made) > KEPT_SESSIONS:  # never taken (a sub-agent's): the oldest go
+                del self._made[next(iter(self._made))]
 
     def take(self, session_id: str) -> list[Audio]:
         """The spoken files made in ``session_id`` since the last ``take``."""

@@ -47,7 +47,8 @@ def text_to_speech_tool(voice: Voice | None) -> ToolSpec:
         real, shown = files.locate(f"{OUT_DIR}/speech-{secrets.token_hex(4)}{sound.suffix}",
                                    write=True)
         files.write(real, sound.data, 0o644)
-        voice.keep(ctx.session_id, sound)
+        if ctx.origin is not None:  # a chat's turn: the gateway sends it after the answer
+            voice.keep(ctx.session_id, sound)
         return json.dumps({"path": shown, "format": sound.mime, "bytes": len(sound.data)})
 
     return ToolSpec("text_to_speech", "voice", DESCRIPTION, PARAMETERS, handle,
