@@ -79,6 +79,7 @@ def said(hermes, *args: str) -> dict:
     return json.loads(out.removeprefix("tool said: "))
 
 
+@pytest.mark.both_modes  # in-process and through the warm server: one way to deliver
 def test_a_chat_sends_to_the_home_channel_and_to_a_chat(hermes, profile: Path,
                                                         bot: FakeBotAPI) -> None:
     before = len(bot.texts(HOME_CHAT))
