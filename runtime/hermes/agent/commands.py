@@ -76,8 +76,8 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("approve", "allow the command the agent asks to run (once, for the session "
             "or always)", GATEWAY, args="[session|always]"),
     Builtin("deny", "refuse the command the agent asks to run", GATEWAY),
-    Builtin("link", "link this account with your other one: /link gives a code, /link CODE "
-            "sent from the other account links them", GATEWAY, args="[CODE]"),
+    Builtin("link", "make your other account the same user: /link here, then /link CODE "
+            "from there", GATEWAY, args="[CODE]"),
     Builtin("plugins", "the plugins loaded, and what each registered", CHAT),
     Builtin("help", "this list", BOTH),
     Builtin("exit", "leave (Ctrl-D works too)", CHAT, aliases=("quit",)),
