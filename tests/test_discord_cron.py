@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ok
+from conftest import ok, refused
 from fake_discord import FakeDiscord, serving
 from fakellm import FakeLLM, RecordedRequest, Reply
 from messaging_support import configure_messaging
@@ -68,3 +68,13 @@ def test_cron_delivers_to_the_home_channel_and_to_a_channel(hermes, profile: Pat
     assert discord.texts(FakeDiscord.dm_channel(4242)) == ["Done: Remind me"]
     [opened] = discord.of("POST", "users/@me/channels")
     assert opened.body == {"recipient_id": 4242}
+
+
+def test_a_channel_id_that_is_no_number_is_refused(hermes, profile: Path) -> None:
+    config = profile / "config.yaml"
+    before = config.read_bytes()
+    key = "platforms.enabled.discord.settings.allowed_channels"
+    line = refused(hermes("config", "set", key, "general"), key, "not a discord id",
+                   "right-click → copy id", "'general'")
+    assert "{" not in line  # no template left unfilled
+    assert config.read_bytes() == before

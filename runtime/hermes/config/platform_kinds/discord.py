@@ -32,9 +32,8 @@ def _snowflakes(value: object) -> object:
     ids = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
     for one in ids:
         if not isinstance(one, str) or not one.isdigit():
-            raise PydanticCustomError("snowflake", "{value!r} is not a Discord id (a number; "
-                                      "Developer Mode, then right-click → Copy ID)",
-                                      {"value": one})
+            raise PydanticCustomError("snowflake", "not a Discord id (a number: turn on "
+                                      "Developer Mode, then right-click → Copy ID)")
     return ids
 
 
