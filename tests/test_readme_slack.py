@@ -7,7 +7,6 @@ at the fake LLM and at the fake's Web API."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from fakellm import FakeLLM, Reply
 from gateway_support import gateway
 from messaging_support import platform_detail
 from readme_support import bash, code_blocks, section
+from test_cron_telegram import make_due
 
 SECTION = "### Slack"
 BOT_TOKEN = "xoxb-0000000000-0000000000000-your-bot-token"
@@ -56,7 +56,7 @@ def test_the_slack_section_runs_as_written(environ: dict[str, str], root: Path,
             wait_until(lambda: slack.sockets, 30, "the Socket Mode connection")
             _conversation(slack)
         jobs = re.findall(r"added job (\S+)", bash(environ, cron, tmp_path))
-        _make_due(home, jobs)  # test-only: as if their time had come
+        make_due(home, *jobs)  # test-only: as if their time had come
         assert bash(environ, "hermes -p work cron tick", tmp_path).count("delivered to") == 2
     assert slack.texts("C0123CHAN") == ["re: Summarise the open incidents"]
     assert slack.texts("C0456CHAN") == ["re: Remind the team of the standup"]
@@ -84,11 +84,3 @@ def _point_at_fakes(home: Path, llm_url: str, slack_url: str) -> None:
     with (home / ".env").open("a") as env:
         env.write("CUSTOM_API_KEY=sk-fake-test-key-1234\n")
 
-
-def _make_due(home: Path, ids: list[str]) -> None:
-    path = home / "cron" / "jobs.json"
-    data = json.loads(path.read_text())
-    for job in data["jobs"]:
-        if job["id"] in ids:
-            job["next_run"] = "2000-01-01T00:00:00+00:00"
-    path.write_text(json.dumps(data))

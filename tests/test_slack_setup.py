@@ -17,6 +17,7 @@ from fake_slack import FakeSlack, serving
 from fakellm import FakeLLM, RecordedRequest, Reply
 from gateway_support import Gateway, gateway
 from messaging_support import configure_messaging
+from test_cron_telegram import make_due
 
 BOT_TOKEN = "xoxb-4444-5555-setup-bot-token"
 APP_TOKEN = "xapp-1-A0HERMES-6666-setup-app-token"
@@ -87,20 +88,21 @@ def added(hermes, *args: str) -> str:
 def test_cron_delivers_to_the_home_channel_and_a_thread_without_a_gateway(
         hermes, profile: Path, slack: FakeSlack) -> None:
     connections = slack.connections
-    job = added(hermes, "every 1d", "Summarise the incidents", "--deliver", "slack")
-    slack.fail("chat.postMessage", "ratelimited", status=429, retry_after=1)
-    out = ok(hermes("cron", "run", job))
-    assert f"job {job} (Summarise the incidents): ok, delivered to slack:{HOME}" in out
-    assert slack.texts(HOME) == ["Done: Summarise the incidents"]
-    refused_at, sent_at = (c.at for c in slack.of("chat.postMessage")[-2:])
-    assert sent_at - refused_at >= 0.9  # the 429's Retry-After
     thread = "1795000000.000100"
-    other = added(hermes, "every 1d", "Count the tickets", "--deliver",
-                  f"slack:{OTHER}:{thread}")
-    out = ok(hermes("cron", "run", other))
+    jobs = [added(hermes, "every 1d", "Summarise the incidents", "--deliver", "slack"),
+            added(hermes, "every 1d", "Count the tickets", "--deliver",
+                  f"slack:{OTHER}:{thread}")]
+    make_due(profile, *jobs)
+    slack.fail("chat.postMessage", "ratelimited", status=429, retry_after=1)
+    out = ok(hermes("cron", "tick"))
+    assert f"job {jobs[0]} (Summarise the incidents): ok, delivered to slack:{HOME}" in out
     assert f"delivered to slack:{OTHER}:{thread}" in out
+    assert slack.texts(HOME) == ["Done: Summarise the incidents"]
     assert slack.texts(OTHER, thread) == ["Done: Count the tickets"]
+    refused_at, sent_at = (c.at for c in slack.of("chat.postMessage")[-3:-1])
+    assert sent_at - refused_at >= 0.9  # the 429's Retry-After
     assert slack.connections == connections  # the Web API only
+
 
 
 def test_a_refused_app_token_fails_the_platform_in_one_line(
