@@ -33,6 +33,7 @@ from aiohttp import web
 from chat_fake_support import LoopServer
 
 VERSION = "0.13.18"
+STYLES = {"NORMAL", "ITALIC", "BOLD", "SPOILER", "STRIKETHROUGH", "MONOSPACE"}
 
 
 @dataclass
@@ -237,6 +238,8 @@ class FakeSignalDaemon(LoopServer):
         if method in ("send", "sendTyping"):
             if not params.get("groupId") and not params.get("recipient"):
                 return {"code": -1, "message": "No recipients given"}
+            if not _styles_fit(params.get("textStyle") or [], params.get("message") or ""):
+                return {"code": -1, "message": "Invalid text style"}
             return {"timestamp": next(self._clock), "results": [
                 {"recipientAddress": {"number": r}, "type": "SUCCESS"}
                 for r in params.get("recipient") or ["group"]]} if method == "send" else {}
@@ -250,6 +253,17 @@ class FakeSignalDaemon(LoopServer):
     @staticmethod
     def _answer(body: dict[str, Any], **outcome: Any) -> web.Response:
         return web.json_response({"jsonrpc": "2.0", **outcome, "id": body.get("id")})
+
+
+def _styles_fit(styles: list[str], message: str) -> bool:
+    """Each ``start:length:STYLE`` is a known style inside the message (UTF-16 units)."""
+    size = len(message.encode("utf-16-le")) // 2
+    for style in styles:
+        start, length, name = (style.split(":") + ["", "", ""])[:3]
+        if not (start.isdigit() and length.isdigit() and name in STYLES
+                and int(start) + int(length) <= size):
+            return False
+    return True
 
 
 def _chat(params: dict[str, Any]) -> str:

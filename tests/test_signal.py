@@ -181,6 +181,19 @@ def test_long_answers_are_split_at_2000_characters(gw: Gateway,
     assert all(t.startswith("Paragraph") for t in texts)
 
 
+def test_markdown_goes_as_signal_styles_and_as_written_when_refused(
+        gw: Gateway, daemon: FakeSignalDaemon) -> None:
+    [styled] = say_and_wait(daemon, ADA, "say **it** in `code` 😀 ~~now~~", number=ADA)
+    assert styled == "re: say it in code 😀 now"
+    assert daemon.of("send")[-1].params["textStyle"] == ["8:2:BOLD", "14:4:MONOSPACE",
+                                                         "22:3:STRIKETHROUGH"]
+    daemon.fail("send", error={"code": -1, "message": "Invalid text style"})
+    [plain] = say_and_wait(daemon, ADA, "and **this**", number=ADA)
+    assert plain == "re: and **this**" and "textStyle" not in daemon.of("send")[-1].params
+    log = (gw.home / "logs" / "gateway.log").read_text()
+    assert "styles rejected; sent as plain text" in log
+
+
 def test_signals_rate_limit_is_waited_out(gw: Gateway, daemon: FakeSignalDaemon) -> None:
     daemon.fail("send", result={"timestamp": 1, "results": [
         {"recipientAddress": {"number": ADA}, "type": "RATE_LIMIT_FAILURE",

@@ -67,8 +67,10 @@ class SignalDaemon:
         _check_results(method, answer.get("result"))
         return answer.get("result")
 
-    async def send(self, chat: str, text: str) -> Any:
-        return await self.call("send", message=text, **where(chat))
+    async def send(self, chat: str, text: str, styles: list[str] | None = None) -> Any:
+        """Send ``text`` to ``chat``, with Signal's ``start:length:STYLE`` ranges."""
+        extra: JSON = {"textStyle": styles} if styles else {}
+        return await self.call("send", message=text, **where(chat), **extra)
 
     async def typing(self, chat: str) -> None:
         await self.call("sendTyping", **where(chat))

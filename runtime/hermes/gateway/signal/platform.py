@@ -7,10 +7,11 @@ taken out. A person is known by phone number or, when they hide it, by account i
 uuid): an ``allowed_users`` entry matching either lets them in, and a person paired
 without one is remembered by account id, which does not change with the number. Replies
 go to the number (or account id); a group is the chat ``group.<groupId>``. Signal shows
-no Markdown, so answers go as the model wrote them, split at 2000 characters (what
-Signal apps send as one message body) on paragraphs, then lines. Attachments go to the
-gateway as images, fetched from the daemon only for a sender it lets in. The chat shows
-"typing" while a turn runs.
+no Markdown: its bold, italic, strike and code go as Signal's style ranges (``styles``),
+and as the model wrote them when the daemon refuses those. Answers are split at 2000
+characters (what Signal apps send as one message body) on paragraphs, then lines.
+Attachments go to the gateway as images, fetched from the daemon only for a sender it
+lets in. The chat shows "typing" while a turn runs.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from hermes.config.schema import PlatformConfig
 from hermes.gateway.base import MessageEvent, MessageSource
 from hermes.gateway.images import IncomingImage
 from hermes.gateway.messaging.adapter import MessagingAdapter
-from hermes.gateway.signal.client import SignalDaemon
+from hermes.gateway.messaging.outbox import Rejected
+from hermes.gateway.signal.client import SignalDaemon, SignalError
 from hermes.gateway.signal.events import Attachment, SignalMessage, received
+from hermes.gateway.signal.styles import to_signal
 
 MAX_CHARS = 2000
 """Characters per message: longer bodies are sent by Signal apps as a text attachment."""
@@ -57,7 +60,17 @@ class SignalPlatform(MessagingAdapter):
                 await self._received(message)
 
     async def deliver(self, source: MessageSource, text: str) -> None:
-        await self.daemon.send(source.chat_id, text)
+        """With Markdown's styles as Signal's ranges; as written when the daemon refuses
+        them."""
+        plain, styles = to_signal(text)
+        if styles:
+            try:
+                await self.daemon.send(source.chat_id, plain, styles)
+                return
+            except (Rejected, SignalError) as exc:
+                self.log.warning("styles rejected; sent as plain text", extra={"fields": {
+                    "platform": self.name, "chat": source.chat_id, "error": str(exc)}})
+        await self.daemon.send(source.chat_id, text if styles else plain)
 
     async def typing(self, source: MessageSource) -> None:
         if self.outbox.connected.is_set():

@@ -11,17 +11,10 @@ from __future__ import annotations
 
 import re
 
+from hermes.gateway.messaging.markdown import MARKDOWN
+
 RESERVED = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
-_TOKEN = re.compile(
-    r"(?P<fence>```(?P<lang>[\w+#.-]*)\n?(?P<code>.*?)```)"
-    r"|(?P<inline>`(?P<icode>[^`\n]+)`)"
-    r"|(?P<link>\[(?P<ltext>[^\]\n]+)\]\((?P<url>[^)\s]+)\))"
-    r"|(?P<bold>\*\*(?P<btext>[^\n]+?)\*\*|(?<!\w)__(?P<b2text>[^\n]+?)__(?!\w))"
-    r"|(?P<strike>~~(?P<stext>[^\n]+?)~~)"
-    r"|(?P<italic>(?<![\w*])\*(?P<itext>[^*\s][^*\n]*?)\*(?![\w*])"
-    r"|(?<![\w_])_(?P<utext>[^_\s][^_\n]*?)_(?![\w_]))"
-    r"|(?P<heading>^[ \t]*\#{1,6}[ \t]+(?P<htext>[^\n]+?)[ \t]*$)",
-    re.DOTALL | re.MULTILINE)
+_TOKEN = MARKDOWN
 
 
 def escape(text: str) -> str:
