@@ -98,3 +98,18 @@ def test_an_unknown_platform_kind_names_the_known_ones(hermes, serving: Path) ->
 
 def test_every_platform_kind_has_settings_and_an_adapter() -> None:
     assert set(PLATFORM_SETTINGS) == set(ADAPTERS)
+
+
+def test_a_kind_module_imports_first() -> None:
+    """Importing a kind's module before ``platform_schema`` found itself half-made there
+    (``platform_schema`` imports every kind): AttributeError, no Settings."""
+    import subprocess
+    import sys
+
+    from hermes.config.platform_schema import PLATFORM_ADAPTERS
+
+    for kind in PLATFORM_ADAPTERS:
+        done = subprocess.run([sys.executable, "-c", f"import hermes.config.platform_kinds."
+                               f"{kind} as m; print(m.KIND)"], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert (done.returncode, done.stdout) == (0, f"{kind}\n"), done.stderr
