@@ -139,33 +139,17 @@ class SlackPlatform(MessagingAdapter):
                                   f"{CONNECT_TIMEOUT:g} s") from None
 
     async def deliver(self, source: MessageSource, text: str) -> None:
-        from aiohttp import ClientError
-        from slack_sdk.errors import SlackApiError
-
         await self._stop_typing(source)
         if source.chat_type != "direct" and source.thread_id:  # before a reply can come
             self._remember_thread(source.chat_id, source.thread_id)
-        try:
-            await self._post(source, text)
-        except SlackApiError as exc:
-            raise _send_error(exc) from None
-        except (ClientError, TimeoutError, OSError) as exc:
-            raise Disconnected(f"{type(exc).__name__}: {exc}") from None
+        await _translated(self._post(source, text))
 
     async def deliver_voice(self, source: MessageSource, sound: Audio) -> None:
         """A spoken answer as an audio file in the chat (``files:write``)."""
-        from aiohttp import ClientError
-        from slack_sdk.errors import SlackApiError
-
         await self._stop_typing(source)
-        try:
-            await self._web.files_upload_v2(
-                channel=source.chat_id, thread_ts=source.thread_id or None, content=sound.data,
-                filename=f"answer{sound.suffix}", title="Spoken answer")
-        except SlackApiError as exc:
-            raise _send_error(exc) from None
-        except (ClientError, TimeoutError, OSError) as exc:
-            raise Disconnected(f"{type(exc).__name__}: {exc}") from None
+        await _translated(self._web.files_upload_v2(
+            channel=source.chat_id, thread_ts=source.thread_id or None, content=sound.data,
+            filename=f"answer{sound.suffix}", title="Spoken answer"))
 
     async def typing(self, source: MessageSource) -> None:
         """A reaction on the message being answered (Slack has no typing for apps)."""
@@ -353,6 +337,19 @@ class SlackPlatform(MessagingAdapter):
                 raise AccessDenied(f"Slack refused {method}: {error} — {_token_hint(method)}"
                                    ) from None
             raise ConnectionError(f"{method}: {error}") from None
+
+
+async def _translated(sending: Any) -> None:
+    """Await a send; Slack's and the network's errors as the outbox knows them."""
+    from aiohttp import ClientError
+    from slack_sdk.errors import SlackApiError
+
+    try:
+        await sending
+    except SlackApiError as exc:
+        raise _send_error(exc) from None
+    except (ClientError, TimeoutError, OSError) as exc:
+        raise Disconnected(f"{type(exc).__name__}: {exc}") from None
 
 
 def _send_error(exc: Any) -> Exception:
