@@ -74,6 +74,9 @@ class FakeMattermost(LoopServer):
         self.username = username
         self.bot_id = new_id()
         self.posts: list[dict[str, Any]] = []
+        self.handed: dict[str, float] = {}
+        """When each user's post (by id) first went out on a WebSocket (``time.monotonic``):
+        with a reply's ``at``, the platform's time from message in to reply out."""
         self.calls: list[Call] = []
         self.failures: list[Failure] = []
         self.files: dict[str, bytes] = {}
@@ -171,7 +174,7 @@ class FakeMattermost(LoopServer):
             connection.seq += 1
             numbered = event | {"seq": connection.seq}
             if connection.socket is not None:
-                await connection.socket.send_json(numbered)
+                await self._hand(connection.socket, numbered)
             else:
                 connection.missed.append(numbered)
 
@@ -249,7 +252,7 @@ class FakeMattermost(LoopServer):
                 if not good:
                     break
                 for missed in connection.missed:
-                    await socket.send_json(missed)
+                    await self._hand(socket, missed)
                 connection.missed.clear()
                 connection.socket = socket
                 self._connections[connection.id] = connection
@@ -258,6 +261,11 @@ class FakeMattermost(LoopServer):
         if connection.socket is socket:
             connection.socket = None
         return socket
+
+    async def _hand(self, socket: web.WebSocketResponse, event: dict[str, Any]) -> None:
+        await socket.send_json(event)
+        post = json.loads(event["data"]["post"])
+        self.handed.setdefault(post["id"], time.monotonic())
 
     def _resumed(self, request: web.Request) -> Connection | None:
         """The connection a client asks to resume, when its next event is still here."""

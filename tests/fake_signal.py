@@ -69,6 +69,10 @@ class FakeSignalDaemon(LoopServer):
         super().__init__()
         self.account = account
         self.calls: list[Call] = []
+        self.handed: dict[int, float] = {}
+        """When each message (by timestamp) first went out on an event stream
+        (``time.monotonic``): with a ``send``'s ``at``, the platform's time from message in
+        to reply out."""
         self.failures: list[Failure] = []
         self.attachments: dict[str, bytes] = {}
         self._lock = threading.Lock()
@@ -202,6 +206,7 @@ class FakeSignalDaemon(LoopServer):
                 if line is None:
                     break
                 await response.write(line.encode())
+                self._note_handed(line)
         finally:
             self._streams.discard(queue)
         return response
@@ -221,6 +226,12 @@ class FakeSignalDaemon(LoopServer):
         if isinstance(result, dict) and "code" in result:
             return self._answer(body, error=result)
         return self._answer(body, result=result)
+
+    def _note_handed(self, line: str) -> None:
+        data = line.partition("\ndata:")[2]
+        if data:
+            stamp = json.loads(data)["envelope"]["timestamp"]
+            self.handed.setdefault(stamp, time.monotonic())
 
     def _failure(self, method: str) -> Failure | None:
         with self._lock:

@@ -99,8 +99,11 @@ def mention(number: str = ACCOUNT, start: int = 0) -> list[dict[str, object]]:
 def test_a_direct_message_is_answered_with_typing_shown(gw: Gateway, daemon: FakeSignalDaemon,
                                                         llm: Since) -> None:
     typing = len(daemon.of("sendTyping"))
-    [answer] = say_and_wait(daemon, ADA, "hello there", number=ADA, name="Ada")
-    assert answer == "re: hello there"
+    start = len(daemon.texts(ADA))
+    asked = daemon.push("hello there", number=ADA, name="Ada")
+    wait_until(lambda: daemon.texts(ADA)[start:], what="the answer")
+    assert daemon.texts(ADA)[start:] == ["re: hello there"]
+    assert daemon.handed[asked] < daemon.of("send")[-1].at  # what a benchmark times
     assert llm.requests[-1].last_user_text == "hello there"
     shown = daemon.of("sendTyping")[typing:]
     assert shown and shown[0].params == {"recipient": [ADA]}
