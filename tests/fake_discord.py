@@ -80,6 +80,21 @@ def _json(body: Any, status: int, headers: dict[str, str] | None = None) -> web.
                                  **(headers or {})})
 
 
+async def _body(request: web.Request) -> Any:
+    """A request's JSON, or a multipart upload's ``payload_json`` with its files (their
+    bytes under ``files``), as discord.py sends attachments."""
+    if not request.can_read_body:
+        return None
+    if not request.content_type.startswith("multipart/"):
+        return await request.json()
+    form = await request.post()
+    body = json.loads(str(form.get("payload_json") or "{}"))
+    body["files"] = [{"filename": field.filename, "data": field.file.read()}
+                     for name, field in form.items() if name.startswith("files[")
+                     and isinstance(field, web.FileField)]
+    return body
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -165,7 +180,7 @@ class FakeDiscord:
     def say(self, text: str, *, user_id: int, name: str = "ada", guild: bool = False,
             channel_id: int | None = None, mention: bool = False,
             reply_to: dict[str, Any] | None = None, roles: tuple[int, ...] = (),
-            attachments: list[dict[str, Any]] | None = None) -> int:
+            attachments: list[dict[str, Any]] | None = None, flags: int = 0) -> int:
         """A user's message: in a DM (the user's own DM channel) unless ``guild``; its id."""
         message_id = next(self._ids)
         author = self.user(user_id, name)
@@ -176,7 +191,7 @@ class FakeDiscord:
             "author": author, "timestamp": _now(), "edited_timestamp": None, "tts": False,
             "mention_everyone": False, "mentions": [self._me()] if mention else [],
             "mention_roles": [], "attachments": attachments or [], "embeds": [],
-            "pinned": False, "flags": 0}
+            "pinned": False, "flags": flags}
         if guild:
             data["guild_id"] = str(GUILD_ID)
             data["member"] = {"roles": [str(r) for r in roles], "joined_at": _now(),
@@ -245,6 +260,10 @@ class FakeDiscord:
     def texts(self, channel_id: int | None = None) -> list[str]:
         return [str(c.body.get("content", "")) for c in self.sent(channel_id)]
 
+    def uploads(self, channel_id: int) -> list[dict[str, Any]]:
+        """Files the bot posted in ``channel_id`` (``filename``, ``data``)."""
+        return [file for call in self.sent(channel_id) for file in call.body.get("files", [])]
+
     def of(self, method: str, path_part: str) -> list[Call]:
         with self._lock:
             return [c for c in self.calls if c.method == method and path_part in c.path]
@@ -257,7 +276,7 @@ class FakeDiscord:
 
     async def _rest(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
-        body = await request.json() if request.can_read_body else None
+        body = await _body(request)
         call = Call(request.method, path, body)
         with self._lock:
             self.calls.append(call)
@@ -318,6 +337,8 @@ class FakeDiscord:
 
     def _message(self, channel_id: str, body: dict[str, Any]) -> tuple[int, Any]:
         content = str(body.get("content") or "")
+        files = [{"id": str(n), "filename": f["filename"], "size": len(f["data"]),
+                  "url": "", "proxy_url": ""} for n, f in enumerate(body.get("files", []))]
         if len(content) > MAX_TEXT:
             return 400, {"message": "Invalid Form Body", "code": 50035, "errors": {
                 "content": {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH",
@@ -325,7 +346,7 @@ class FakeDiscord:
         return 200, {"id": str(next(self._ids)), "type": 0, "content": content,
                      "channel_id": channel_id, "author": self._me(), "timestamp": _now(),
                      "edited_timestamp": None, "tts": False, "mention_everyone": False,
-                     "mentions": [], "mention_roles": [], "attachments": [], "embeds": [],
+                     "mentions": [], "mention_roles": [], "attachments": files, "embeds": [],
                      "pinned": False, "flags": 0}
 
     async def _attachment(self, request: web.Request) -> web.Response:

@@ -258,8 +258,8 @@ def test_a_tool_call_approved_by_slash_command_and_by_message(
     assert done.startswith("tool said:")
 
 
-def test_an_image_goes_to_vision_and_audio_gets_one_line(gw: Gateway, discord: FakeDiscord,
-                                                        llm: Since) -> None:
+def test_an_image_goes_to_vision_and_audio_without_stt_gets_one_line(
+        gw: Gateway, discord: FakeDiscord, llm: Since) -> None:
     photo = discord.image("photo.jpg", JPEG, "image/jpeg")
     [answer] = said(discord, dm(ADA), "what is in this photo?", user_id=ADA,
                     attachments=[photo])
@@ -267,7 +267,8 @@ def test_an_image_goes_to_vision_and_audio_gets_one_line(gw: Gateway, discord: F
     assert wire_images(llm.requests[-1]) == [("image/jpeg", base64.b64encode(JPEG).decode())]
     voice = discord.image("voice-message.ogg", b"OggS fake", "audio/ogg")
     [line] = said(discord, dm(ADA), "", user_id=ADA, attachments=[voice])
-    assert line == "voice messages are not supported here yet; send text"
+    assert line.startswith("(voice messages are off here — turn them on with `hermes config set "
+                           "stt openai`")  # stt: none, the default
     assert len(llm.requests) == 1
 
 

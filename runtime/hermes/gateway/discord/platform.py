@@ -4,8 +4,9 @@ Direct messages are answered (the gateway's ``Gate``: allowlist, pairing); in se
 channels only messages that mention the bot, reply to it, or are in a thread it answered
 in (``allowed_channels`` and ``allowed_roles`` narrow that further); the mention is taken
 out of the text. A thread is its own conversation, answered in the thread. Images
-attached go to the model with the text as one turn (``hermes.gateway.images``); audio is
-refused in one line for now (``_voice``: where transcription will plug in). The built-in
+attached go to the model with the text as one turn (``hermes.gateway.images``); voice
+messages and audio files are transcribed first (``hermes.gateway.voice``), and spoken
+answers are sent as OGG/Opus audio files. The built-in
 commands and skills are the bot's slash commands (``commands``): an invocation runs as
 the text ``/name argument`` would, its response deferred ("thinking…") and filled with
 the first part of the reply. Replies are split at 2000 characters, code blocks closed and
@@ -22,6 +23,7 @@ import functools
 import re
 import time
 from collections import OrderedDict
+from pathlib import PurePath
 from typing import Any
 
 from hermes.agent.attachments import ImageRefused
@@ -36,6 +38,9 @@ from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.connection import AccessDenied
 from hermes.gateway.messaging.gate import gate_for
 from hermes.gateway.messaging.outbox import Disconnected, Rejected, RetryAfter
+from hermes.gateway.voice import IncomingAudio
+from hermes.voice.audio import OGG_OPUS
+from hermes.voice.base import Audio
 
 MAX_CHARS = 2000
 REMEMBERED = 1000
@@ -47,7 +52,8 @@ EPHEMERAL = 64
 TYPING_LASTS = 8.0
 """Seconds between typing calls for one channel (Discord shows it for 10 s)."""
 NOT_HERE = "I don't answer in this channel."
-VOICE_OFF = "voice messages are not supported here yet; send text"
+VOICE_MESSAGE = 1 << 13
+"""A message's flag: it is a voice message (its one attachment the recording)."""
 NOT_ALLOWED = ("You are not allowed to talk to this agent. Send me a direct message to ask "
                "for access.")
 REFUSALS = {
@@ -62,6 +68,7 @@ class DiscordPlatform(MessagingAdapter):
     """One bot of one profile."""
 
     max_chars = MAX_CHARS
+    voice_format = OGG_OPUS
 
     def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
         super().__init__(name, config, service, listeners)
@@ -126,15 +133,34 @@ class DiscordPlatform(MessagingAdapter):
             raise ConnectionError(self._refused or self._scrub(exc)) from None
 
     async def deliver(self, source: MessageSource, text: str) -> None:
-        import aiohttp
+        if self._client is None:
+            raise Disconnected("not connected")
+        await self._translated(self._text(source, text))
+
+    async def deliver_voice(self, source: MessageSource, sound: Audio) -> None:
+        """A spoken answer, as an audio file Discord plays in the chat."""
+        import io
+
         import discord
 
         if self._client is None:
             raise Disconnected("not connected")
-        try:
-            if await self._fill_deferred(source, text):
-                return
+        channel = self._client.get_partial_messageable(await self._channel_id(source))
+        upload = discord.File(io.BytesIO(sound.data), filename=f"answer{sound.suffix}")
+        await self._translated(channel.send(file=upload,
+                                            allowed_mentions=discord.AllowedMentions.none()))
+
+    async def _text(self, source: MessageSource, text: str) -> None:
+        if not await self._fill_deferred(source, text):
             await self._post(source, text)
+
+    async def _translated(self, sending: Any) -> None:
+        """Await a send; Discord's errors as the outbox knows them."""
+        import aiohttp
+        import discord
+
+        try:
+            await sending
         except discord.RateLimited as exc:
             raise RetryAfter(exc.retry_after) from None
         except (discord.Forbidden, discord.NotFound) as exc:
@@ -218,19 +244,12 @@ class DiscordPlatform(MessagingAdapter):
         if text is None:
             return
         images, audio = _split_attachments(message.attachments)
-        if audio and not text.strip() and not images:
-            await self._voice(source)
+        if not text.strip() and not images and not audio:
             return
-        if not text.strip() and not images:
-            return
+        voice_note = bool(message.flags.value & VOICE_MESSAGE)
         await self.dispatch(MessageEvent(source, text, str(message.id),
-                                         tuple(self._image(a) for a in images)))
-
-    async def _voice(self, source: MessageSource) -> None:
-        """An audio attachment alone: where transcription plugs in. Until then an allowed
-        sender is told in one line."""
-        if self.gate.allows(source.user_id):
-            await self.send(source, VOICE_OFF)
+                                         tuple(self._image(a) for a in images),
+                                         tuple(self._audio(a, voice_note) for a in audio)))
 
     async def _interaction(self, interaction: Any) -> None:
         """A slash command: deferred, then run as its text; strangers are told at once
@@ -293,6 +312,14 @@ class DiscordPlatform(MessagingAdapter):
             return True
         held = {str(role.id) for role in getattr(user, "roles", [])}
         return bool(held & set(roles))
+
+    def _audio(self, attachment: Any, voice_note: bool) -> IncomingAudio:
+        """A voice message or audio file, downloaded (and transcribed) only for an allowed
+        sender (``hermes.gateway.voice``)."""
+        name = "voice message" if voice_note else attachment.filename
+        return IncomingAudio(name, functools.partial(self._download, name, attachment.url),
+                             attachment.size, (attachment.content_type or "").split(";")[0]
+                             .lower(), PurePath(attachment.filename).suffix or ".ogg")
 
     def _image(self, attachment: Any) -> IncomingImage:
         return IncomingImage(attachment.filename, functools.partial(
