@@ -7,6 +7,7 @@ one line saying how to turn voice on, and nothing is downloaded or asked of the 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +15,12 @@ from conftest import wait_until
 from fakebot import FakeBotAPI, check_markdown_v2, serving
 from fakellm import FakeLLM, RecordedRequest, Reply
 from gateway_support import Gateway, gateway
+from hermes.chats import MessageSource
+from hermes.config.voice_schema import SttConfig, TtsConfig
+from hermes.gateway.voice import ChatVoice
+from hermes.voice import Voice
 from messaging_support import Since, configure_messaging, module_home, platform_detail
-from voice_support import spoken
+from voice_support import ESPEAK, spoken
 
 TOKENS = {"default": "111111:AAH-voice-command-0123456789abcdef",
           "quiet": "222222:AAH-voice-none-0123456789abcdefgh"}
@@ -115,3 +120,14 @@ def test_voice_on_without_tts_says_how_to_turn_it_on(gw: Gateway,
     [line] = wait_until(lambda: bot.texts(ADA)[before:], timeout=60, what="the answer")
     assert check_markdown_v2(line)[1].startswith(
         "(spoken answers are off — turn them on with hermes config set tts openai")
+
+
+def test_voice_on_is_refused_where_the_platform_sends_no_voice(tmp_path: Path) -> None:
+    """A platform without a ``voice_format`` (email, say) keeps its chats' answers text."""
+    speaking = Voice(SttConfig(), TtsConfig(name="command", backend="command",
+                                            command=ESPEAK), None)  # type: ignore[arg-type]
+    chats = ChatVoice(speaking, tmp_path, reply=None)  # type: ignore[arg-type]
+    mail = MessageSource("email", "ada@example.org")
+    assert chats.command(mail, "/voice on", adapter=object()) == \
+        "email sends no voice messages here; answers stay text"
+    assert chats.mode(mail) == "off" and not (tmp_path / "gateway_voice.json").exists()

@@ -232,7 +232,7 @@ class SessionRouter:
         return self.approvals.answer(source, text)
 
     def _voice(self, source: MessageSource, text: str) -> str:
-        return self.voice.command(source, text)
+        return self.voice.command(source, text, self.adapters.get(source.platform))
 
     def _link(self, source: MessageSource, text: str) -> str:
         """``/link [CODE]``: one person across accounts (``hermes.identities``)."""

@@ -65,8 +65,9 @@ class ChatVoice:
     def mode(self, source: MessageSource) -> Mode:
         return self._modes.get(source.session_key, "off")
 
-    def command(self, source: MessageSource, text: str) -> str:
-        """``/voice [on|off|only]``: set (or show) how this chat's answers come."""
+    def command(self, source: MessageSource, text: str, adapter: Any = None) -> str:
+        """``/voice [on|off|only]``: set (or show) how this chat's answers come (``adapter``:
+        the chat's platform, which may send no voice messages)."""
         word = parse(text)[1].lower()
         if not word:
             return f"voice: {self.mode(source)} (/voice on, /voice only or /voice off)"
@@ -74,6 +75,8 @@ class ChatVoice:
             return f"unknown voice mode {word!r}; use /voice on, /voice only or /voice off"
         if word != "off" and not self.voice.speaks:
             return f"({tts_off_hint()})"
+        if word != "off" and getattr(adapter, "voice_format", None) is None:
+            return f"{source.platform} sends no voice messages here; answers stay text"
         self._modes.pop(source.session_key, None)
         if word != "off":
             self._modes[source.session_key] = word
