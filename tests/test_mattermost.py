@@ -207,7 +207,7 @@ def test_deny_in_a_direct_message(gw: Gateway, server: FakeMattermost,
     kept = workspace / "kept"
     kept.mkdir()
     say_and_wait(server, DM_BO, f"delete {kept} please", user_id=BO)
-    [ack, done] = say_and_wait(server, DM_BO, "/deny", count=2, user_id=BO)
+    [ack, done] = say_and_wait(server, DM_BO, "@hermes /deny", count=2, user_id=BO)
     assert ack == "denied: the command will not run"
     assert "the user denied this command" in done and kept.exists()
 

@@ -6,7 +6,9 @@ token given in an ``authentication_challenge``) and takes ``posted`` events. Dir
 messages are answered; in channels (and group messages) only posts that mention the bot
 (the server's own list of mentioned users, or ``@name`` in the text) or continue a
 thread it answered in, with the mention taken out. A post in a thread is answered in
-the thread (``root_id``). Files attached to a post go to the gateway as images,
+the thread (``root_id``). Mattermost's apps take a post starting with ``/`` as one of
+their own commands, so the gateway's are typed after the mention: ``@bot /approve``
+(in direct messages too). Files attached to a post go to the gateway as images,
 downloaded only for a sender it lets in. Answers are Markdown, which Mattermost renders
 as it is; channel-wide mentions in them (``@all``, ``@channel``, ``@here``) notify
 nobody. Answers over 16383 characters (a post's limit) are split at paragraphs, then
@@ -81,9 +83,9 @@ class MattermostPlatform(MessagingAdapter):
         await self.client.close()
 
     async def _received(self, post: Post) -> None:
-        text: str | None = post.message
-        if not post.direct and self.settings.require_mention:
-            text = self._addressed(post)
+        text: str | None = self._without_mention(post.message)
+        if not post.direct and self.settings.require_mention and not self._addressed(post):
+            text = None
         if text is None:
             return
         source = MessageSource(self.name, post.channel_id, "direct" if post.direct else "group",
@@ -91,15 +93,18 @@ class MattermostPlatform(MessagingAdapter):
         await self.dispatch(MessageEvent(source, text, post.id,
                                          tuple(self._image(f) for f in post.files)))
 
-    def _addressed(self, post: Post) -> str | None:
-        """The text of a channel post for the bot (its mention taken out), else None."""
+    def _addressed(self, post: Post) -> bool:
+        """Whether a channel post is for the bot: it mentions the bot or continues a
+        thread the bot answered in."""
         assert self._mention is not None, "connect() sets it"
-        to_me = self.me in post.mentions or bool(self._mention.search(post.message)) or \
+        return self.me in post.mentions or bool(self._mention.search(post.message)) or \
             (bool(post.root_id) and post.root_id in self._ours)
-        if not to_me:
-            return None
-        text = re.sub(r"[ \t]{2,}", " ", self._mention.sub("", post.message)).strip()
-        return text or post.message
+
+    def _without_mention(self, text: str) -> str:
+        """The text with the bot's mention taken out (Mattermost's apps keep a post that
+        starts with ``/`` for their own commands: ``@bot /approve`` is how one is typed)."""
+        assert self._mention is not None, "connect() sets it"
+        return re.sub(r"[ \t]{2,}", " ", self._mention.sub("", text)).strip() or text
 
     def _image(self, info: FileInfo) -> IncomingImage:
         return IncomingImage(info.name, functools.partial(self.client.file, info.id, info.name),
