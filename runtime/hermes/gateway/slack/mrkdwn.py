@@ -12,18 +12,10 @@ from __future__ import annotations
 
 import re
 
+from hermes.gateway.messaging.markdown import MARKDOWN
+
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile("[&<>]")
-_TOKEN = re.compile(
-    r"(?P<fence>```[\w+#.-]*\n?(?P<code>.*?)```)"
-    r"|(?P<inline>`(?P<icode>[^`\n]+)`)"
-    r"|(?P<link>\[(?P<ltext>[^\]\n]+)\]\((?P<url>[^)\s]+)\))"
-    r"|(?P<bold>\*\*(?P<btext>[^\n]+?)\*\*|(?<!\w)__(?P<b2text>[^\n]+?)__(?!\w))"
-    r"|(?P<strike>~~(?P<stext>[^\n]+?)~~)"
-    r"|(?P<italic>(?<![\w*])\*(?P<itext>[^*\s][^*\n]*?)\*(?![\w*])"
-    r"|(?<![\w_])_(?P<utext>[^_\s][^_\n]*?)_(?![\w_]))"
-    r"|(?P<heading>^[ \t]*\#{1,6}[ \t]+(?P<htext>[^\n]+?)[ \t]*$)",
-    re.DOTALL | re.MULTILINE)
 
 
 def escape(text: str) -> str:
@@ -40,7 +32,7 @@ def to_mrkdwn(text: str) -> str:
     """``text`` (Markdown) as mrkdwn; never longer than ``escaped_length(text)``."""
     out: list[str] = []
     position = 0
-    for match in _TOKEN.finditer(text):
+    for match in MARKDOWN.finditer(text):
         out.append(escape(text[position:match.start()]))
         out.append(_entity(match))
         position = match.end()
