@@ -176,6 +176,14 @@ def test_an_image_reaches_the_model_with_its_text(gw: Gateway, daemon: FakeSigna
     assert daemon.of("getAttachment")[-1].params == {"id": photo["id"]}
 
 
+def test_a_voice_note_goes_to_the_voice_service(gw: Gateway, daemon: FakeSignalDaemon,
+                                                llm: Since) -> None:
+    note = daemon.attachment(b"\xff\xf1 an AAC voice note", "", "audio/aac") | {
+        "filename": None}
+    [answer] = say_and_wait(daemon, ADA, "", number=ADA, attachments=[note])
+    assert answer.startswith("(voice messages are off here") and llm.requests == []
+
+
 def test_long_answers_are_split_at_2000_characters(gw: Gateway,
                                                    daemon: FakeSignalDaemon) -> None:
     texts = say_and_wait(daemon, ADA, "a long answer please", count=6, number=ADA)

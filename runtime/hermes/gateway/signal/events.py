@@ -16,6 +16,8 @@ from typing import Any
 
 JSON = dict[str, Any]
 PLACEHOLDER = "\ufffc"
+UNNAMED = "attachment"
+"""The name of an attachment sent without a file name (a voice note)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def _attachments(message: JSON) -> tuple[Attachment, ...]:
         if isinstance(item, dict) and item.get("id"):
             size = item.get("size")
             found.append(Attachment(str(item["id"]),
-                                    str(item.get("filename") or "attachment")[:200],
+                                    str(item.get("filename") or UNNAMED)[:200],
                                     str(item.get("contentType") or "").lower(),
                                     size if isinstance(size, int) else None))
     return tuple(found)

@@ -10,13 +10,15 @@ go to the number (or account id); a group is the chat ``group.<groupId>``. Signa
 no Markdown: its bold, italic, strike and code go as Signal's style ranges (``styles``),
 and as the model wrote them when the daemon refuses those. Answers are split at 2000
 characters (what Signal apps send as one message body) on paragraphs, then lines.
-Attachments go to the gateway as images, fetched from the daemon only for a sender it
-lets in. The chat shows "typing" while a turn runs.
+Attachments go to the gateway as images, voice notes and audio files to be transcribed
+(``hermes.gateway.voice``), fetched from the daemon only for a sender it lets in. The
+chat shows "typing" while a turn runs.
 """
 
 from __future__ import annotations
 
 import functools
+from pathlib import PurePath
 from typing import Any
 
 from hermes.config.platform_kinds.signal import Settings
@@ -26,9 +28,12 @@ from hermes.gateway.images import IncomingImage
 from hermes.gateway.messaging.adapter import MessagingAdapter
 from hermes.gateway.messaging.outbox import Rejected
 from hermes.gateway.signal.client import SignalDaemon, SignalError
-from hermes.gateway.signal.events import Attachment, SignalMessage, received
+from hermes.gateway.signal.events import UNNAMED, Attachment, SignalMessage, received
 from hermes.gateway.signal.styles import to_signal
+from hermes.gateway.voice import IncomingAudio
 
+AUDIO_SUFFIXES = {"audio/aac": ".aac", "audio/mp4": ".m4a", "audio/x-m4a": ".m4a",
+                  "audio/mpeg": ".mp3", "audio/ogg": ".ogg", "audio/wav": ".wav"}
 MAX_CHARS = 2000
 """Characters per message: longer bodies are sent by Signal apps as a text attachment."""
 
@@ -86,8 +91,11 @@ class SignalPlatform(MessagingAdapter):
         chat = f"group.{message.group}" if message.group else (message.number or message.uuid)
         source = MessageSource(self.name, chat, "group" if message.group else "direct", user,
                                message.name or message.number or user)
-        await self.dispatch(MessageEvent(source, message.text, str(message.timestamp),
-                                         tuple(self._image(a) for a in message.attachments)))
+        sounds = tuple(a for a in message.attachments if a.mime.startswith("audio/"))
+        await self.dispatch(MessageEvent(
+            source, message.text, str(message.timestamp),
+            tuple(self._image(a) for a in message.attachments if a not in sounds),
+            tuple(self._audio(a) for a in sounds)))
 
     def _user(self, message: SignalMessage) -> str:
         """The sender as ``allowed_users`` names them, else their account id."""
@@ -95,6 +103,15 @@ class SignalPlatform(MessagingAdapter):
             if known and known in self.allowed:
                 return known
         return message.uuid or message.number
+
+    def _audio(self, attachment: Attachment) -> IncomingAudio:
+        """A voice note (AAC, as Signal apps record them) or an audio file, transcribed
+        before the turn (``hermes.gateway.voice``)."""
+        name = "voice message" if attachment.name == UNNAMED else attachment.name
+        suffix = PurePath(attachment.name).suffix or AUDIO_SUFFIXES.get(attachment.mime, ".aac")
+        return IncomingAudio(name, functools.partial(self.daemon.attachment, attachment.id,
+                                                     name), attachment.size, attachment.mime,
+                             suffix)
 
     def _image(self, attachment: Attachment) -> IncomingImage:
         return IncomingImage(attachment.name, functools.partial(
