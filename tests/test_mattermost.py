@@ -166,6 +166,13 @@ def test_an_image_attached_to_a_post_reaches_the_model_with_its_text(
     assert server.of("GET", f"/files/{photo['id']}")
 
 
+def test_an_audio_file_goes_to_the_voice_service(gw: Gateway, server: FakeMattermost,
+                                                 llm: Since) -> None:
+    recording = server.file(b"OggS a recording", "recording.ogg", "audio/ogg")
+    [answer] = say_and_wait(server, DM_ADA, "", user_id=ADA, files=[recording])
+    assert answer.startswith("(voice messages are off here") and llm.requests == []
+
+
 def test_long_answers_are_split_under_the_post_limit(gw: Gateway,
                                                      server: FakeMattermost) -> None:
     texts = say_and_wait(server, DM_ADA, "a long answer please", count=3, user_id=ADA)

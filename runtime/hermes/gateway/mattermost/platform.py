@@ -8,8 +8,9 @@ messages are answered; in channels (and group messages) only posts that mention 
 thread it answered in, with the mention taken out. A post in a thread is answered in
 the thread (``root_id``). Mattermost's apps take a post starting with ``/`` as one of
 their own commands, so the gateway's are typed after the mention: ``@bot /approve``
-(in direct messages too). Files attached to a post go to the gateway as images,
-downloaded only for a sender it lets in. Answers are Markdown, which Mattermost renders
+(in direct messages too). Files attached to a post go to the gateway as images (audio
+files to be transcribed: ``hermes.gateway.voice``), downloaded only for a sender it lets
+in. Answers are Markdown, which Mattermost renders
 as it is; channel-wide mentions in them (``@all``, ``@channel``, ``@here``) notify
 nobody. Answers over 16383 characters (a post's limit) are split at paragraphs, then
 lines. The chat shows "typing" while a turn runs. Deliver to a channel with
@@ -21,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import OrderedDict
+from pathlib import PurePath
 from typing import Any
 
 from hermes.config.platform_kinds.mattermost import Settings
@@ -31,6 +33,7 @@ from hermes.gateway.images import IncomingImage
 from hermes.gateway.mattermost.client import MattermostClient
 from hermes.gateway.mattermost.events import FileInfo, Post, posted
 from hermes.gateway.messaging.adapter import MessagingAdapter
+from hermes.gateway.voice import IncomingAudio
 
 MAX_CHARS = 16383
 """Characters a post may hold."""
@@ -90,8 +93,10 @@ class MattermostPlatform(MessagingAdapter):
             return
         source = MessageSource(self.name, post.channel_id, "direct" if post.direct else "group",
                                post.user_id, post.sender_name, post.root_id)
-        await self.dispatch(MessageEvent(source, text, post.id,
-                                         tuple(self._image(f) for f in post.files)))
+        sounds = tuple(f for f in post.files if f.mime.startswith("audio/"))
+        await self.dispatch(MessageEvent(
+            source, text, post.id, tuple(self._image(f) for f in post.files if f not in sounds),
+            tuple(self._audio(f) for f in sounds)))
 
     def _addressed(self, post: Post) -> bool:
         """Whether a channel post is for the bot: it mentions the bot or continues a
@@ -105,6 +110,11 @@ class MattermostPlatform(MessagingAdapter):
         starts with ``/`` for their own commands: ``@bot /approve`` is how one is typed)."""
         assert self._mention is not None, "connect() sets it"
         return re.sub(r"[ \t]{2,}", " ", self._mention.sub("", text)).strip() or text
+
+    def _audio(self, info: FileInfo) -> IncomingAudio:
+        """An audio file (a voice recording), transcribed before the turn."""
+        return IncomingAudio(info.name, functools.partial(self.client.file, info.id, info.name),
+                             info.size, info.mime, PurePath(info.name).suffix or ".ogg")
 
     def _image(self, info: FileInfo) -> IncomingImage:
         return IncomingImage(info.name, functools.partial(self.client.file, info.id, info.name),
