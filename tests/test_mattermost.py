@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from chat_fake_support import Scripted
-from conftest import ok, wait_until
+from conftest import ok, refused, wait_until
 from fake_mattermost import FakeMattermost, new_id, serving
 from fakellm import FakeLLM
 from gateway_support import Gateway, gateway
@@ -316,3 +316,12 @@ def test_doctor_checks_the_token_with_one_call(hermes, root: Path, server: FakeM
     refused = hermes("doctor")
     assert refused.exit_code == 1 and "HTTP 401" in refused.stdout
     assert "revoked-token" not in refused.stdout
+
+
+def test_a_server_without_its_scheme_is_refused_in_one_line(hermes, root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    refused(hermes("config", "set", "platforms.enabled.mattermost",
+                   '{kind: mattermost, token: "${secret:MATTERMOST_TOKEN}", settings: '
+                   '{url: chat.example.org}}'),
+            "platforms.enabled.mattermost.settings.url", "https://chat.example.org")
+    assert not (root / "config.yaml").exists()

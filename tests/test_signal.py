@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chat_fake_support import Scripted
-from conftest import ok, wait_until
+from conftest import ok, refused, wait_until
 from fake_signal import FakeSignalDaemon, serving
 from fakellm import FakeLLM
 from gateway_support import Gateway, gateway
@@ -324,3 +324,11 @@ def _state(gw: Gateway) -> str:
                    ["state"])
     except (OSError, ValueError, KeyError):
         return ""
+
+
+def test_a_bad_account_is_refused_in_one_line(hermes, root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    line = refused(hermes("config", "set", "platforms.enabled.signal",
+                          '{kind: signal, settings: {account: "5551234567"}}'),
+                   "platforms.enabled.signal.settings.account", "+15551234567")
+    assert "international form" in line and not (root / "config.yaml").exists()
