@@ -171,9 +171,12 @@ def test_slash_commands_are_the_gateway_s_of_the_one_table(client: httpx.Client,
     assert session == {"type": "session", "id": "cmd-1", "unsaved": True}
     assert {line.split(" — ")[0] for line in listed["text"].splitlines()} == {
         "/new or /reset", "/model [NAME]", "/usage", "/stop", "/approve [session|always]",
-        "/deny", "/help", "/hello", "/<skill> [request]"}
+        "/deny", "/help", "/link [CODE]", "/voice [on|off|only]", "/hello",
+        "/<skill> [request]"}
     assert turn(client, csrf, "/usage", "cmd-1")[-1]["text"] == "no conversation yet"
     assert turn(client, csrf, "/stop", "cmd-1")[-1]["text"] == "nothing is running"
+    assert turn(client, csrf, "/voice on", "cmd-1")[-1]["text"].startswith(
+        "the page answers in text; /voice is for chats on messaging platforms")
     assert turn(client, csrf, "/deny", "cmd-1")[-1]["text"] == \
         "nothing is waiting for approval here"
     assert turn(client, csrf, "/model gpt-4o-mini", "cmd-1")[-1]["text"].startswith(

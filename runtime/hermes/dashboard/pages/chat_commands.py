@@ -60,9 +60,14 @@ def _link(typed: Typed) -> str:
     return "link your accounts in a direct message with the agent on a messaging platform"
 
 
+def _voice(typed: Typed) -> str:
+    return ("the page answers in text; /voice is for chats on messaging platforms "
+            "(Telegram, Matrix, Discord, ...)")
+
+
 COMMANDS: Bound[Callable[[Typed], str]] = bind("gateway", {
     "new": _new, "model": _model, "usage": _usage, "stop": _stop, "approve": _answer,
-    "deny": _answer, "help": _help, "link": _link})
+    "deny": _answer, "help": _help, "link": _link, "voice": _voice})
 """The page's built-in commands: the table's gateway entries."""
 
 
