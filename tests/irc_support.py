@@ -192,26 +192,36 @@ class IrcUser:
             return [h for h in self.heard if h.command == command]
 
     def join(self, channel: str) -> None:
-        self.raw(f"JOIN {channel}")
-        wait_until(lambda: [h for h in self.got("JOIN") if h.nick == self.nick
-                            and h.params[0].lower() == channel.lower()], 20, f"JOIN {channel}")
+        """Join ``channel`` (once: joined already, nothing is sent)."""
+        def joined() -> list[Heard]:
+            return [h for h in self.got("JOIN") if h.nick == self.nick
+                    and h.params[0].lower() == channel.lower()]
+
+        if not joined():
+            self.raw(f"JOIN {channel}")
+            wait_until(joined, 20, f"JOIN {channel}")
 
     def say(self, target: str, text: str) -> None:
         self.sent_at.append(time.monotonic())
         self.raw(f"PRIVMSG {target} :{text}")
 
-    def messages(self, from_nick: str, target: str | None = None) -> list[str]:
-        """Texts of the PRIVMSGs ``from_nick`` sent (to ``target``: a channel; None: us)."""
+    def mark(self) -> int:
+        """Where the PRIVMSGs received so far end (``since`` of the next look)."""
+        return len(self.got("PRIVMSG"))
+
+    def messages(self, from_nick: str, target: str | None = None, since: int = 0) -> list[str]:
+        """Texts of the PRIVMSGs ``from_nick`` sent (to ``target``: a channel; None: us),
+        after ``since`` (a ``mark``)."""
         to = target or self.nick
-        return [h.params[1] for h in self.got("PRIVMSG")
+        return [h.params[1] for h in self.got("PRIVMSG")[since:]
                 if h.nick.lower() == from_nick.lower() and h.params[0].lower() == to.lower()]
 
     def lines_from(self, from_nick: str) -> list[Heard]:
         return [h for h in self.got("PRIVMSG") if h.nick.lower() == from_nick.lower()]
 
     def wait_messages(self, from_nick: str, count: int = 1, target: str | None = None,
-                      timeout: float = 60) -> list[str]:
-        found = wait_until(lambda: (said := self.messages(from_nick, target))
+                      timeout: float = 60, since: int = 0) -> list[str]:
+        found = wait_until(lambda: (said := self.messages(from_nick, target, since))
                            and len(said) >= count and said, timeout,
                            f"{count} message(s) from {from_nick}")
         assert isinstance(found, list)

@@ -116,21 +116,21 @@ def log_entries(world: World) -> list[dict[str, Any]]:
 
 
 def test_a_private_conversation_with_a_tool_and_an_approval(world: World, llm: Since) -> None:
-    alice = world.alice
+    alice, since = world.alice, world.alice.mark()
     alice.say("hermes", "plan the release")
-    assert alice.wait_messages("hermes") == ["planned: the release"]
+    assert alice.wait_messages("hermes", since=since) == ["planned: the release"]
     victim = world.workspace / "victim-pm"
     victim.mkdir()
     alice.say("hermes", f"delete {victim}")
-    question = " ".join(wait_until(lambda: (said := alice.messages("hermes"))
-                                   and any("/deny" in s for s in said) and said, 60,
+    question = " ".join(wait_until(lambda: (said := alice.messages("hermes", since=since))
+                                   and any("/deny" in s for s in said) and said, 90,
                                    "the approval question"))  # type: ignore[arg-type]
     assert f"rm -rf {victim}" in question and "/approve" in question
     alice.say("hermes", "/approve")
-    said = wait_until(lambda: [s for s in alice.messages("hermes") if s.startswith("tool said")],
-                      60, "the tool's answer")
+    said = wait_until(lambda: [s for s in alice.messages("hermes", since=since)
+                               if s.startswith("tool said")], 90, "the tool's answer")
     assert said and not victim.exists()
-    assert "approved (once): running it" in alice.messages("hermes")
+    assert "approved (once): running it" in alice.messages("hermes", since=since)
     assert [r.last_user_text for r in llm.requests][:1] == ["plan the release"]
 
 
@@ -138,13 +138,14 @@ def test_a_channel_is_answered_only_when_addressed(world: World, llm: Since) -> 
     alice, bob = world.alice, world.bob
     for user in (alice, bob):
         user.join("#ops")
+    since = alice.mark()
     alice.say("#ops", "bob, lunch?")
     alice.say("#ops", "hermes: what is the capital of France?")
-    assert alice.wait_messages("hermes", target="#ops") == [
+    assert alice.wait_messages("hermes", target="#ops", since=since) == [
         "Answer: what is the capital of France?"]
     bob.say("#ops", "hermes: I am not allowed")  # ignored: not on the allowlist
     alice.say("#ops", "I wonder what Hermes thinks")
-    said = alice.wait_messages("hermes", 2, target="#ops")
+    said = alice.wait_messages("hermes", 2, target="#ops", since=since)
     assert said[1] == "Answer: I wonder what Hermes thinks"
     assert [r.last_user_text for r in llm.requests] == [
         "what is the capital of France?", "I wonder what Hermes thinks"]
@@ -152,20 +153,23 @@ def test_a_channel_is_answered_only_when_addressed(world: World, llm: Since) -> 
 
 def test_only_an_allowed_user_approves_in_a_channel(world: World) -> None:
     alice, bob = world.alice, world.bob
+    for user in (alice, bob):
+        user.join("#ops")
+
     def refusals() -> int:
         return len([e for e in log_entries(world) if e["event"] == "message refused: sender "
                     "not allowed" and e.get("user") == "bob!~bob@127.0.0.1"])
 
-    before = refusals()
+    before, since = refusals(), alice.mark()
     victim = world.workspace / "victim-channel"
     victim.mkdir()
     alice.say("#ops", f"hermes: delete {victim}")
-    wait_until(lambda: any("/deny" in s for s in alice.messages("hermes", "#ops")), 60,
+    wait_until(lambda: any("/deny" in s for s in alice.messages("hermes", "#ops", since)), 90,
                "the question")
     bob.say("#ops", "hermes: /approve")
     alice.say("#ops", "hermes: /approve")
     wait_until(lambda: any(s.startswith("tool said") for s in
-                           alice.messages("hermes", "#ops")), 60, "the tool's answer")
+                           alice.messages("hermes", "#ops", since)), 90, "the tool's answer")
     assert not victim.exists()
     assert refusals() == before + 1  # bob's /approve
 

@@ -92,8 +92,8 @@ def test_the_account_not_the_nick_lets_a_sender_in(world: World, llm: Since) -> 
                60, "two pairing offers")
     assert [r.last_user_text for r in llm.requests] == ["hello", "from afar"]
     log = (world.gw.home / "logs" / "gateway.log").read_text()
-    issued = [json.loads(line)["user"] for line in log.splitlines()
-              if '"pairing code issued"' in line]
+    issued = [entry["user"] for entry in map(json.loads, log.splitlines())
+              if entry["event"] == "pairing code issued" and entry["platform"] == "irc"]
     assert issued == ["$a:mallory", "alice!a@anywhere.example"]
 
 
