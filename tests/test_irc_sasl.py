@@ -100,12 +100,13 @@ def test_the_account_not_the_nick_lets_a_sender_in(world: World, llm: Since) -> 
 def test_without_account_tags_the_account_is_asked_with_whox(world: World,
                                                               llm: Since) -> None:
     agent = world.whox.client("hermes")
+    agent.send(":carol!c@anywhere.example PRIVMSG #room :chatter, not for the agent")
     agent.send(":alice!a@anywhere.example PRIVMSG hermes :asked by WHOX")
     agent.send(":mallory!m@anywhere.example PRIVMSG hermes :no account")
     wait_until(lambda: world.whox.said("PRIVMSG alice :Answer: asked by WHOX") and
                world.whox.said("PRIVMSG mallory :Hi! I don't know you yet"), 60, "answers")
     assert [text for _at, text in world.whox.said("WHO ")] == [
-        "WHO alice %tna,152", "WHO mallory %tna,152"]
+        "WHO alice %tna,152", "WHO mallory %tna,152"]  # none for a line not for the agent
     assert [r.last_user_text for r in llm.requests] == ["asked by WHOX"]
 
 

@@ -30,6 +30,7 @@ from hermes.gateway.irc.client import IrcClient, login_for
 from hermes.gateway.irc.identity import AllowList, Sender
 from hermes.gateway.irc.protocol import (
     Line,
+    ProtocolError,
     line,
     message_budget,
     messages,
@@ -101,8 +102,13 @@ class IrcPlatform(MessagingAdapter):
         target = source.chat_id
         if client.is_channel(target):
             await client.join(target)
-        for part in messages(text, self._budget(target)):
-            await client.write(line("PRIVMSG", target, part))
+        try:
+            lines = [line("PRIVMSG", target, part)
+                     for part in messages(text, self._budget(target))]
+        except ProtocolError as exc:  # a target with a space or a line break
+            raise Rejected(str(exc)) from exc
+        for text_line in lines:
+            await client.write(text_line)
 
     async def typing(self, source: MessageSource) -> None:
         """IRCv3 ``+typing`` (a client tag), where the server relays tags."""
@@ -116,21 +122,19 @@ class IrcPlatform(MessagingAdapter):
         target, text = message.params
         if "!" not in message.source or text.startswith("\x01"):
             return  # a server's message, or a CTCP request (ACTION, VERSION, ...)
+        group = self.client.is_channel(target)
+        wanted = self._addressed(received_text(text)) if group and \
+            self.settings.require_mention else received_text(text)
+        if not wanted:
+            return  # before any WHOX query: a busy channel's lines cost the server nothing
         account = self.client.account_of(message)
         if account is None:  # no account-tag: WHOX, where the server has it
             account = await self.client.lookup_account(message.nick)
         sender = Sender.of(message.source, account)
-        user_id = self.allow.user_id(sender)
-        if self.client.is_channel(target):
-            addressed = self._addressed(received_text(text)) if \
-                self.settings.require_mention else received_text(text)
-            if not addressed:
-                return
-            source = MessageSource(self.name, target, "group", user_id, sender.nick)
-            await self.dispatch(MessageEvent(source, addressed))
-            return
-        source = MessageSource(self.name, sender.nick, "direct", user_id, sender.nick)
-        await self.dispatch(MessageEvent(source, received_text(text)))
+        source = MessageSource(self.name, target if group else sender.nick,
+                               "group" if group else "direct", self.allow.user_id(sender),
+                               sender.nick)
+        await self.dispatch(MessageEvent(source, wanted))
         self.status.detail = self._detail()  # the nick may have been regained meanwhile
 
     def _addressed(self, text: str) -> str | None:
