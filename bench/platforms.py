@@ -67,10 +67,13 @@ class Driver(Protocol):
     def secrets(self) -> dict[str, str]:
         """The profile's ``.env`` lines the entry refers to."""
 
-    def say(self, user: int, text: str) -> int:
+    def ready(self) -> bool:
+        """Whether the platform's connection to the fake is up (messages now reach it)."""
+
+    def say(self, user: int, text: str) -> Any:
         """``user`` sends ``text`` in a direct chat; a handle for ``arrived``."""
 
-    def arrived(self, handle: int) -> float | None:
+    def arrived(self, handle: Any) -> float | None:
         """When (``time.monotonic()``) the platform could first know of the message."""
 
     def replies(self) -> dict[int, list[tuple[str, float]]]:
@@ -102,6 +105,9 @@ class Telegram:
     def secrets(self) -> dict[str, str]:
         return {"TELEGRAM_BOT_TOKEN": self.token}
 
+    def ready(self) -> bool:
+        return True  # polling: a message waits for the next getUpdates
+
     def say(self, user: int, text: str) -> int:
         return int(self.api.push(text, user_id=user))
 
@@ -116,7 +122,103 @@ class Telegram:
         return found
 
 
-DRIVERS: dict[str, Callable[[], Any]] = {"telegram": Telegram.serving}
+class Discord:
+    """``tests/fake_discord.py``: MESSAGE_CREATE over the gateway WebSocket, replies over
+    REST (``POST /channels/{dm}/messages``)."""
+
+    name = "discord"
+    token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bench-discord-bot-token-0123456789"
+
+    def __init__(self, fake: Any):
+        self.fake = fake
+
+    @classmethod
+    @contextmanager
+    def serving(cls) -> Iterator[Discord]:
+        from fake_discord import serving
+
+        with serving(cls.token) as fake:
+            yield cls(fake)
+
+    def platform(self, allowed: list[int]) -> dict[str, Any]:
+        return {"kind": "discord", "token": "${secret:DISCORD_BOT_TOKEN}",
+                "allowed_users": [str(user) for user in allowed],
+                "settings": {"api_base": self.fake.api_base, "send_rate": 50,
+                             "slash_commands": False}}
+
+    def secrets(self) -> dict[str, str]:
+        return {"DISCORD_BOT_TOKEN": self.token}
+
+    def ready(self) -> bool:
+        return bool(self.fake.identified)
+
+    def say(self, user: int, text: str) -> str:
+        return str(self.fake.say(text, user_id=user))
+
+    def arrived(self, handle: str) -> float | None:
+        return next((at for event, data, at in list(self.fake.dispatched)
+                     if event == "MESSAGE_CREATE" and data["id"] == handle), None)
+
+    def replies(self) -> dict[int, list[tuple[str, float]]]:
+        found: dict[int, list[tuple[str, float]]] = {}
+        for call in self.fake.sent():
+            channel = int(call.path.split("/")[1])
+            found.setdefault(channel - self.fake.dm_channel(0), []).append(
+                (str(call.body.get("content", "")), call.at))
+        return found
+
+
+class Slack:
+    """``tests/fake_slack.py``: ``events_api`` envelopes over Socket Mode, replies with
+    ``chat.postMessage``."""
+
+    name = "slack"
+    bot_token, app_token = "xoxb-1111-2222-bench-bot-token", "xapp-1-A0HERMES-3333-bench-app"
+
+    def __init__(self, fake: Any):
+        self.fake = fake
+
+    @classmethod
+    @contextmanager
+    def serving(cls) -> Iterator[Slack]:
+        from fake_slack import serving
+
+        with serving(cls.bot_token, cls.app_token) as fake:
+            yield cls(fake)
+
+    def platform(self, allowed: list[int]) -> dict[str, Any]:
+        return {"kind": "slack", "token": "${secret:SLACK_BOT_TOKEN}",
+                "allowed_users": [f"U{user}" for user in allowed],
+                "settings": {"app_token": "${secret:SLACK_APP_TOKEN}",
+                             "api_base": self.fake.url, "send_rate": 50}}
+
+    def secrets(self) -> dict[str, str]:
+        return {"SLACK_BOT_TOKEN": self.bot_token, "SLACK_APP_TOKEN": self.app_token}
+
+    def ready(self) -> bool:
+        return bool(self.fake.sockets)
+
+    def say(self, user: int, text: str) -> str:
+        ts = self.fake.message(f"U{user}", text, f"D{user}")
+        return next(e.envelope_id for e in list(self.fake.envelopes.values())
+                    if e.payload.get("event", {}).get("ts") == ts)
+
+    def arrived(self, handle: str) -> float | None:
+        return self.fake.envelopes[handle].at
+
+    def replies(self) -> dict[int, list[tuple[str, float]]]:
+        from fake_slack import section_text
+
+        found: dict[int, list[tuple[str, float]]] = {}
+        for call in self.fake.of("chat.postMessage"):
+            if call.ok and str(call.params.get("channel", "")).startswith("D"):
+                found.setdefault(int(call.params["channel"][1:]), []).append(
+                    (section_text(call.params), call.at))
+        return found
+
+
+DRIVERS: dict[str, Callable[[], Any]] = {"telegram": Telegram.serving,
+                                         "discord": Discord.serving, "slack": Slack.serving}
 """Each platform with a fake the bench can drive: a context manager yielding its driver."""
 
 
@@ -261,9 +363,13 @@ def bench(name: str, turns: int, chats: int) -> dict[str, Any]:
         configure(tmp / ".hermes", fake.openai_base_url, driver, users)
         gw = stack.enter_context(gateway(environ, tmp / ".hermes", ready=False))
         wait_for(lambda: running(gw, name), 90, f"{name} running")
+        wait_for(driver.ready, 30, f"{name} connected to its fake")
         asker, turns_of = users[0], Turns(tmp / ".hermes")
-        for n in range(3):  # warm: the first turns open the session and import the rest
-            turn(driver, model, turns_of, asker, f"warm up {n}")
+        try:
+            for n in range(3):  # warm: the first turns open the session and import the rest
+                turn(driver, model, turns_of, asker, f"warm up {n}")
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}; the gateway said: {gw.output()[-1500:]}") from None
         timed = [turn(driver, model, turns_of, asker, f"timed message {n}")
                  for n in range(turns)]
         latencies = [platform for platform, _, _ in timed]

@@ -442,6 +442,10 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     api: FakeBotAPI
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    """Headers and body leave in separate writes: with Nagle's algorithm the body waited
+    for the client's delayed ACK of the headers (40 ms an answer; real servers set
+    TCP_NODELAY)."""
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         pass
