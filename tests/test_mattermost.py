@@ -281,17 +281,18 @@ def test_reconnects_after_the_server_restarts_without_losing_replies(
     assert "connection lost" in log and "reconnected" in log and TOKEN not in log
 
 
-def test_a_refused_token_fails_the_platform_in_one_line(
+def test_a_refused_token_stops_the_gateway_in_one_line(
         tmp_path: Path, environ: dict[str, str], root: Path, server: FakeMattermost,
         fake_llm: FakeLLM) -> None:
     configure_messaging(root, fake_llm.openai_base_url, {"mattermost": mattermost(server)},
                         {"MATTERMOST_TOKEN": "not-the-token"})
-    with gateway(environ, root, ready=False) as gw:
-        wait_until(lambda: _state(gw) == "failed", timeout=90, what="the platform failed")
-        detail = json.loads((gw.home / "gateway.json").read_text())["platforms"][
-            "mattermost"]["detail"]
-    assert detail.startswith(f"{server.url} rejected the token") and "\n" not in detail
-    assert "not-the-token" not in detail
+    with gateway(environ, root, ready=False) as gw:  # its only platform cannot start
+        wait_until(lambda: gw.proc.poll() is not None, timeout=90, what="the gateway exit")
+        output = gw.output().strip()
+    assert gw.proc.returncode == 2 and "\n" not in output, output
+    assert output.startswith(f"error: no platform could start: default/mattermost: "
+                             f"{server.url} rejected the token")
+    assert "not-the-token" not in output
 
 
 def _state(gw: Gateway) -> str:
@@ -325,3 +326,17 @@ def test_a_server_without_its_scheme_is_refused_in_one_line(hermes, root: Path) 
                    '{url: chat.example.org}}'),
             "platforms.enabled.mattermost.settings.url", "https://chat.example.org")
     assert not (root / "config.yaml").exists()
+
+
+def test_a_token_revoked_while_serving_fails_the_platform(gw: Gateway,
+                                                         server: FakeMattermost) -> None:
+    """Last in the module (tests run in file order): the platform does not come back."""
+    server.token = "a-new-token"  # the old one is revoked
+    try:
+        server.drop()
+        wait_until(lambda: _state(gw) == "failed", timeout=90, what="status failed")
+    finally:
+        server.token = TOKEN
+    detail = json.loads((gw.home / "gateway.json").read_text())["platforms"]["mattermost"][
+        "detail"]
+    assert detail.startswith(f"{server.url} rejected the token") and TOKEN not in detail
