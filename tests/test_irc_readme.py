@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from conftest import wait_until
 from fakellm import FakeLLM, Reply
 from gateway_support import gateway
@@ -18,6 +20,21 @@ from messaging_support import platform_detail
 from readme_support import bash, code_blocks, section
 
 ACCOUNT, PASSWORD = "hermes-agent", "password-of-the-agents-account"
+
+
+def point_at_the_tests(home: Path, llm_url: str, port: int) -> None:
+    """The test-only steps, written straight into the profile (what `hermes config set`
+    would write; the CLI's start-up, seven times, is what the README steps already run):
+    the fake LLM, and the scripted server's loopback port in plain text."""
+    path = home / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    config.setdefault("defaults", []).append({"override provider": "custom"})
+    config["provider"] = {"model": "gpt-4o", "api_base": llm_url}
+    config["platforms"]["enabled"]["irc"]["settings"].update(
+        {"server": "127.0.0.1", "port": port, "tls": False})
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    with (home / ".env").open("a") as env:
+        env.write("CUSTOM_API_KEY=sk-fake-test-key-1234\n")
 
 
 def test_the_irc_section_runs_as_written(environ: dict[str, str], root: Path,
@@ -29,13 +46,7 @@ def test_the_irc_section_runs_as_written(environ: dict[str, str], root: Path,
     with ScriptedServer(network) as server, FakeLLM(
             fallback=lambda r: Reply(text=f"re: {(r.last_user_text or '').splitlines()[-1]}"),
             strict=False) as llm:
-        for key, value in (("provider", "custom"), ("provider.model", "gpt-4o"),
-                           ("provider.api_base", llm.openai_base_url),
-                           ("CUSTOM_API_KEY", "sk-fake-test-key-1234"),
-                           ("platforms.enabled.irc.settings.server", "127.0.0.1"),
-                           ("platforms.enabled.irc.settings.port", str(server.port)),
-                           ("platforms.enabled.irc.settings.tls", "false")):
-            bash(environ, f"hermes -p work config set {key} '{value}'", tmp_path)
+        point_at_the_tests(root / "profiles" / "work", llm.openai_base_url, server.port)
         doctor = bash(environ, "hermes -p work doctor || true", tmp_path)
         assert f"registered as {ACCOUNT}, SASL account {ACCOUNT} accepted" in doctor, doctor
         with gateway(environ, root / "profiles" / "work", ["-p", "work"], ready=False) as gw:
