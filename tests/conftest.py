@@ -207,13 +207,14 @@ NEEDS = {"docker_daemon": "docker", "sshd": "sshd", "nixpkgs_lib": "nix",
 """Fixtures that need something of the machine, and the marker their tests get."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+DOCKER_MODULES = frozenset({"test_docker_support.py", "test_environment_docker.py",
+                            "test_image.py", "test_image_dashboard.py"})
+"""The test modules that use the docker daemon: pytest-xdist runs them in one worker (one
+base image debootstrapped, one ``hermes:test`` built, no two builds of a tag at once)."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests by what they need (README, "Run the tests"): ``-m 'not docker'``; and
-    group them for pytest-xdist (``--dist loadgroup``): a module's tests run in one worker,
-    so its module fixtures (servers, browsers, images) start once, and every test that
-    uses the docker daemon runs in the same worker (one base image debootstrapped, one
-    ``hermes:test`` built, no two builds of a tag at once)."""
+    """Mark tests by what they need (README, "Run the tests"): ``-m 'not docker'``."""
     for item in items:
         used = getattr(item, "fixturenames", ())
         for marker in {marker for fixture, marker in NEEDS.items() if fixture in used}:
@@ -221,4 +222,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.path.name.startswith("test_nix"):
             item.add_marker("nix")
         docker = item.get_closest_marker("docker") or item.get_closest_marker("image")
-        item.add_marker(pytest.mark.xdist_group("docker" if docker else item.path.stem))
+        if docker and item.path.name not in DOCKER_MODULES:
+            raise pytest.UsageError(f"{item.nodeid} uses docker: add {item.path.name} to "
+                                    "DOCKER_MODULES in tests/conftest.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's work units: a module's tests go to one worker (its module fixtures
+    start once), the docker modules all to one. (xdist's own ``loadgroup`` names groups by
+    renaming node ids, which pytest 9 no longer allows: it split modules.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "docker" if Path(module).name in DOCKER_MODULES else module
+
+    return ByModule(config, log)
