@@ -272,9 +272,154 @@ class Xmpp:
                              if not m.body.startswith("🎤")]}
 
 
-DRIVERS: dict[str, Callable[[], Any]] = {"telegram": Telegram.serving,
-                                         "discord": Discord.serving, "slack": Slack.serving,
-                                         "xmpp": Xmpp.serving}
+class Mattermost:
+    """``tests/fake_mattermost.py``: ``posted`` events over the WebSocket, replies with
+    ``POST /api/v4/posts``."""
+
+    name = "mattermost"
+    token = "mm-bench-token-0123456789abcdef"
+
+    def __init__(self, fake: Any):
+        self.fake = fake
+
+    @classmethod
+    @contextmanager
+    def serving(cls) -> Iterator[Mattermost]:
+        from fake_mattermost import serving
+
+        with serving(cls.token) as fake:
+            yield cls(fake)
+
+    def platform(self, allowed: list[int]) -> dict[str, Any]:
+        return {"kind": "mattermost", "token": "${secret:MATTERMOST_TOKEN}",
+                "allowed_users": [f"u{user:025d}" for user in allowed],
+                "settings": {"url": self.fake.url, "send_rate": 50}}
+
+    def secrets(self) -> dict[str, str]:
+        return {"MATTERMOST_TOKEN": self.token}
+
+    def ready(self) -> bool:
+        return bool(self.fake.connected)
+
+    def say(self, user: int, text: str) -> str:
+        return str(self.fake.push(text, user_id=f"u{user:025d}", channel_id=f"d{user:025d}"))
+
+    def arrived(self, handle: str) -> float | None:
+        return self.fake.handed.get(handle)
+
+    def replies(self) -> dict[int, list[tuple[str, float]]]:
+        found: dict[int, list[tuple[str, float]]] = {}
+        for post in list(self.fake.posts):  # the bot's posts, as the fake made them
+            if str(post["channel_id"]).startswith("d"):
+                found.setdefault(int(post["channel_id"][1:]), []).append(
+                    (str(post["message"]), float(post["at"])))
+        return found
+
+
+class Signal:
+    """``tests/fake_signal.py``, signal-cli's daemon: events as Server-Sent Events, replies
+    with the JSON-RPC ``send``."""
+
+    name = "signal"
+    account = "+15550000001"
+
+    def __init__(self, fake: Any):
+        self.fake = fake
+
+    @classmethod
+    @contextmanager
+    def serving(cls) -> Iterator[Signal]:
+        from fake_signal import serving
+
+        with serving(cls.account) as fake:
+            yield cls(fake)
+
+    @staticmethod
+    def number(user: int) -> str:
+        return f"+1555{user:07d}"
+
+    def platform(self, allowed: list[int]) -> dict[str, Any]:
+        return {"kind": "signal", "allowed_users": [self.number(user) for user in allowed],
+                "settings": {"account": self.account, "url": self.fake.url,
+                             "send_rate": 50}}
+
+    def secrets(self) -> dict[str, str]:
+        return {}
+
+    def ready(self) -> bool:
+        return bool(self.fake.listening)
+
+    def say(self, user: int, text: str) -> int:
+        return int(self.fake.push(text, number=self.number(user)))
+
+    def arrived(self, handle: int) -> float | None:
+        return self.fake.handed.get(handle)
+
+    def replies(self) -> dict[int, list[tuple[str, float]]]:
+        found: dict[int, list[tuple[str, float]]] = {}
+        for call in self.fake.of("send"):
+            recipient = str((call.params.get("recipient") or [""])[0])
+            if call.ok and recipient.startswith("+1555"):
+                found.setdefault(int(recipient[5:]), []).append(
+                    (str(call.params.get("message", "")), call.at))
+        return found
+
+
+class Irc:
+    """A real ngIRCd (``tests/irc_support.py``, with the test group) and one person's
+    client: latency only, as XMPP. A message "arrives" when the person sends it."""
+
+    name = "irc"
+    burst = False
+
+    def __init__(self, server: Any, person: Any):
+        self.server, self.person = server, person
+        self.sent: dict[str, float] = {}
+
+    @classmethod
+    @contextmanager
+    def serving(cls) -> Iterator[Irc]:
+        from irc_support import Ngircd
+
+        with tempfile.TemporaryDirectory(prefix="hermes-bench-irc-") as tmp:
+            server = Ngircd(Path(tmp))
+            server.start()
+            try:
+                person = server.user("alice")
+                try:
+                    yield cls(server, person)
+                finally:
+                    person.quit()
+            finally:
+                server.stop()
+
+    def platform(self, allowed: list[int]) -> dict[str, Any]:
+        return {"kind": "irc", "allowed_users": ["alice!*@127.0.0.1"],
+                "settings": {"server": "localhost", "port": self.server.tls_port,
+                             "ca_file": str(self.server.ca_file), "send_rate": 50}}
+
+    def secrets(self) -> dict[str, str]:
+        return {}
+
+    def ready(self) -> bool:
+        return True  # running: registered with the server
+
+    def say(self, user: int, text: str) -> str:
+        self.sent[text] = time.monotonic()
+        self.person.say("hermes", text)
+        return text
+
+    def arrived(self, handle: str) -> float | None:
+        return self.sent.get(handle)
+
+    def replies(self) -> dict[int, list[tuple[str, float]]]:
+        return {FIRST_USER: [(h.params[1], h.at) for h in self.person.lines_from("hermes")]}
+
+
+DRIVERS: dict[str, Callable[[], Any]] = {
+    "telegram": Telegram.serving, "discord": Discord.serving, "slack": Slack.serving,
+    "mattermost": Mattermost.serving, "signal": Signal.serving, "irc": Irc.serving,
+    "xmpp": Xmpp.serving}
 """Each platform with a fake the bench can drive: a context manager yielding its driver."""
 
 
