@@ -25,9 +25,16 @@ def pytest_configure(config: pytest.Config) -> None:
     """Ctrl-C reaches the programs the tests start: a suite launched in the background of a
     shell without job control (``.ci/run &``, ``nohup``) inherits SIGINT ignored, every
     child would inherit that too (an ignored signal survives exec), and the tests that
-    press Ctrl-C in a chat, a run or a delegation would fail for the launcher's sake."""
+    press Ctrl-C in a chat, a run or a delegation would fail for the launcher's sake.
+
+    Hypothesis checks what the examples do, not how fast: its 200 ms deadline per example
+    failed fuzz tests on a machine busy with the suite's other worker."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    from hypothesis import settings
+
+    settings.register_profile("hermes", deadline=None)
+    settings.load_profile("hermes")
 
 
 @pytest.fixture
