@@ -72,6 +72,13 @@ class SignalDaemon:
         extra: JSON = {"textStyle": styles} if styles else {}
         return await self.call("send", message=text, **where(chat), **extra)
 
+    async def send_file(self, chat: str, data: bytes, mime: str, name: str) -> Any:
+        """Send one file to ``chat`` (a data URI, as signal-cli's JSON-RPC takes one)."""
+        import base64
+
+        uri = f"data:{mime};filename={name};base64,{base64.b64encode(data).decode('ascii')}"
+        return await self.call("send", message="", attachments=[uri], **where(chat))
+
     async def typing(self, chat: str) -> None:
         await self.call("sendTyping", **where(chat))
 

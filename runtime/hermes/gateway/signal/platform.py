@@ -11,8 +11,9 @@ no Markdown: its bold, italic, strike and code go as Signal's style ranges (``st
 and as the model wrote them when the daemon refuses those. Answers are split at 2000
 characters (what Signal apps send as one message body) on paragraphs, then lines.
 Attachments go to the gateway as images, voice notes and audio files to be transcribed
-(``hermes.gateway.voice``), fetched from the daemon only for a sender it lets in. The
-chat shows "typing" while a turn runs.
+(``hermes.gateway.voice``), fetched from the daemon only for a sender it lets in; with
+``/voice on`` the spoken answer goes as an OGG/Opus attachment. The chat shows "typing"
+while a turn runs.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from hermes.gateway.signal.client import SignalDaemon, SignalError
 from hermes.gateway.signal.events import UNNAMED, Attachment, SignalMessage, received
 from hermes.gateway.signal.styles import to_signal
 from hermes.gateway.voice import IncomingAudio
+from hermes.voice.audio import OGG_OPUS
+from hermes.voice.base import Audio
 
 AUDIO_SUFFIXES = {"audio/aac": ".aac", "audio/mp4": ".m4a", "audio/x-m4a": ".m4a",
                   "audio/mpeg": ".mp3", "audio/ogg": ".ogg", "audio/wav": ".wav"}
@@ -42,6 +45,7 @@ class SignalPlatform(MessagingAdapter):
     """One Signal account of one profile."""
 
     max_chars = MAX_CHARS
+    voice_format = OGG_OPUS
 
     def __init__(self, name: str, config: PlatformConfig, service: Any, listeners: Any):
         super().__init__(name, config, service, listeners)
@@ -76,6 +80,11 @@ class SignalPlatform(MessagingAdapter):
                 self.log.warning("styles rejected; sent as plain text", extra={"fields": {
                     "platform": self.name, "chat": source.chat_id, "error": str(exc)}})
         await self.daemon.send(source.chat_id, text if styles else plain)
+
+    async def deliver_voice(self, source: MessageSource, sound: Audio) -> None:
+        """A spoken answer, as an audio attachment Signal plays in the chat."""
+        await self.daemon.send_file(source.chat_id, sound.data, sound.mime,
+                                    f"answer{sound.suffix}")
 
     async def typing(self, source: MessageSource) -> None:
         if self.outbox.connected.is_set():
