@@ -363,6 +363,25 @@ def test_a_failing_account_is_reported_while_the_other_serves(world: World) -> N
                                                      "gateway.log").read_text()
 
 
+def test_doctor_checks_each_account_s_token_with_whoami(world: World) -> None:
+    env = world.environ | {"PATH": os.environ.get("PATH", "")}
+
+    def doctor(*overrides: str) -> dict[str, str]:
+        done = subprocess.run([sys.executable, "-m", "hermes", "doctor", *overrides], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert "syt_revoked_1234" not in done.stdout + done.stderr
+        return {line.split("platform ")[1].split()[0]: line for line in
+                done.stdout.splitlines() if "platform " in line}
+
+    rows = doctor()
+    assert "not checked: a password login" in rows["matrix"]
+    assert "fail" in rows["broken"] and "whoami: the homeserver answered 401 M_UNKNOWN_TOKEN" \
+        in rows["broken"] and "check MATRIX_ACCESS_TOKEN" in rows["broken"]
+    assert "fail" in rows["misplaced"]
+    with_token = doctor(f"platforms.enabled.broken.token={world.alice.user.token}")
+    assert f"{world.alice.user.user_id} on {world.server.url}" in with_token["broken"]
+
+
 def test_a_reply_waits_out_a_homeserver_restart(world: World) -> None:
     alice = world.alice
     room = alice.create_room([world.agent.user_id])

@@ -1,6 +1,8 @@
 """The credentials of each configured chat platform, checked with one cheap call where its
 kind offers one: a ``check(token, settings) -> (passed, detail)`` function in its
-``hermes.config.platform_kinds`` module (Slack's ``auth.test``, an XMPP login, ...)."""
+``hermes.config.platform_kinds`` module (Slack's ``auth.test``, an XMPP login, ...), or
+for the first kinds in ``hermes.doctor.first_kinds`` (Telegram's ``getMe``, Matrix's
+``whoami``, an IMAP login)."""
 
 from __future__ import annotations
 
@@ -35,8 +37,9 @@ def check_platforms(platforms: Any, *, offline: bool) -> list[Check]:
 
 def _kind_checks() -> dict[str, CredentialCheck]:
     from hermes.config import platform_kinds
+    from hermes.doctor.first_kinds import CHECKS
 
-    found: dict[str, CredentialCheck] = {}
+    found: dict[str, CredentialCheck] = dict(CHECKS)
     for module_info in pkgutil.iter_modules(platform_kinds.__path__):
         module = importlib.import_module(f"{platform_kinds.__name__}.{module_info.name}")
         if callable(getattr(module, "check", None)):
