@@ -1,6 +1,7 @@
 """``send_message`` reaches every chat platform kind through the one way of delivering
 (as ``hermes cron run`` does, from ``hermes chat``): Discord, Slack, Mattermost and Signal,
-each against its fake (tests/fake_*.py), from one profile with all four."""
+each against its fake (tests/fake_*.py), from one profile with all four; IRC and XMPP
+against their real servers (ngIRCd, prosody)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ok
+from conftest import ok, wait_until
 from fake_discord import CHANNEL_ID, FakeDiscord
 from fake_discord import serving as discord_serving
 from fake_mattermost import FakeMattermost
@@ -21,8 +22,10 @@ from fake_signal import serving as signal_serving
 from fake_slack import FakeSlack
 from fake_slack import serving as slack_serving
 from fakellm import FakeLLM
+from irc_support import Ngircd, ngircd  # noqa: F401 - the fixture
 from messaging_support import configure_messaging
 from test_send_message import script
+from xmpp_support import XmppUser, prosody_server
 
 DISCORD_TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gsend.fake-discord-send-token-0123456789"
 SLACK_BOT, SLACK_APP = "xoxb-1111-2222-send-bot-token", "xapp-1-A0HERMES-3333-send-app"
@@ -82,3 +85,44 @@ def test_the_agent_sends_to_a_chat_of_each_platform(hermes, profile: Path,
     assert json.loads(out.removeprefix("tool said: ")) == {
         "sent_to": f"{platform}:{chat}", "characters": 19}
     assert received(fakes, platform)[before:] == ["The backup is done."]
+
+
+def sent_by(hermes, target: str) -> None:
+    out = ok(hermes("chat", "-q", f"send {target}: The backup is done.", "--yolo")).strip()
+    assert json.loads(out.removeprefix("tool said: ")) == {
+        "sent_to": target, "characters": 19}
+
+
+def test_the_agent_sends_to_an_irc_channel(hermes, root: Path, fakes: dict[str, Any],
+                                           ngircd: Ngircd) -> None:  # noqa: F811
+    configure_messaging(root, fakes["llm"].openai_base_url, {"irc": {
+        "kind": "irc", "settings": {"server": "localhost", "port": ngircd.tls_port,
+                                    "ca_file": str(ngircd.ca_file), "nick": "messenger",
+                                    "channels": []}}})
+    reader = ngircd.user("reader")
+    try:
+        reader.join("#backups")
+        sent_by(hermes, "irc:#backups")
+        assert reader.wait_messages("messenger", target="#backups") == ["The backup is done."]
+    finally:
+        reader.quit()
+
+
+def test_the_agent_sends_to_an_xmpp_account(hermes, root: Path, fakes: dict[str, Any],
+                                            tmp_path: Path) -> None:
+    (tmp_path / "prosody").mkdir()
+    with prosody_server(tmp_path / "prosody") as server:
+        agent = server.register("hermes", "pw-hermes-send-0123")
+        person = XmppUser(server, server.register("ada", "pw-ada-send-0123"),
+                          "pw-ada-send-0123")
+        try:
+            configure_messaging(root, fakes["llm"].openai_base_url, {"xmpp": {
+                "kind": "xmpp", "token": "${secret:XMPP_PASSWORD}",
+                "settings": {"jid": agent, "host": "127.0.0.1", "port": server.port,
+                             "ca_file": str(server.ca_file)}}},
+                {"XMPP_PASSWORD": "pw-hermes-send-0123"})
+            sent_by(hermes, f"xmpp:{person.jid}")
+            got = wait_until(lambda: person.from_(agent), timeout=60, what="the message")
+            assert [m.body for m in got] == ["The backup is done."]  # type: ignore[union-attr]
+        finally:
+            person.close()
