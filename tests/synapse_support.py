@@ -125,6 +125,9 @@ class Synapse:
             "rc_login": {"address": NO_LIMIT, "account": NO_LIMIT,
                          "failed_attempts": NO_LIMIT},
             "rc_registration": NO_LIMIT, "rc_admin_redaction": NO_LIMIT,
+            # rooms and uploads are limited too (10 rooms, then one a minute): a module that
+            # makes a room per test ran into M_LIMIT_EXCEEDED once it had eleven
+            "rc_room_creation": NO_LIMIT, "rc_media_create": NO_LIMIT,
         }
         (self.directory / "homeserver.yaml").write_text(yaml.safe_dump(config))
         subprocess.run([str(self.venv / "bin" / "python"), "-m", "synapse.app.homeserver",
