@@ -106,9 +106,15 @@ def test_cron_delivers_to_the_home_channel_and_a_thread_without_a_gateway(
 
 
 def test_a_refused_app_token_fails_the_platform_in_one_line(
-        environ: dict[str, str], profile: Path, slack: FakeSlack) -> None:
-    env = (profile / ".env").read_text().replace(APP_TOKEN, "xapp-1-revoked")
-    (profile / ".env").write_text(env)
+        environ: dict[str, str], profile: Path, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+    # beside a platform that serves: a gateway none of whose platforms start exits (2), and
+    # whether the status file showed "failed" before that was a race
+    configure_messaging(profile, fake_llm.openai_base_url, {
+        "slack": {"kind": "slack", "token": "${secret:SLACK_BOT_TOKEN}",
+                  "settings": {"app_token": "${secret:SLACK_APP_TOKEN}", "api_base": slack.url}},
+        "api_server": {"kind": "api_server", "settings": {"port": 0}}},
+        {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": "xapp-1-revoked",
+         "API_SERVER_KEY": "test-key-0123456789abcdef"})
     with gateway(environ, profile, ready=False) as gw:
         detail = wait_until(lambda: _failed(gw), 120, "the platform failed")
     assert detail == ("Slack refused apps.connections.open: invalid_auth — set the app-level "
