@@ -17,6 +17,7 @@ import pytest
 from conftest import wait_until
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 from gateway_support import KEY, configure, gateway
+from hermes.unix_socket import address
 from plugin_support import SINK_ENV, install_sample, kinds
 
 CALLS = {"sink_echo": {"words": "from work"}, "calculate": {"expression": "6*7"}}
@@ -48,7 +49,8 @@ def ask(port: int, text: str, model: str) -> str:
 def chat(home: Path, text: str, chat_id: str = "c1", user: str = "u1") -> None:
     """One message in through the sink plugin's chat platform."""
     with socket.socket(socket.AF_UNIX) as sock:
-        sock.connect(str(home / "sink-inbox.sock"))
+        with address(home / "sink-inbox.sock") as where:
+            sock.connect(where)
         sock.sendall(json.dumps({"chat": chat_id, "user": user, "text": text}).encode() + b"\n")
 
 

@@ -11,6 +11,7 @@ from hermes.gateway.base import MessageEvent, MessageSource, PlatformAdapter, Pl
 from hermes.memory.base import ExternalProvider
 from hermes.models.base import ModelClient
 from hermes.models.types import ModelReply
+from hermes.unix_socket import address
 
 ECHO = {
     "name": "sink_echo",
@@ -66,7 +67,8 @@ class SinkChat(PlatformAdapter):
             writer.close()
             await on_message(MessageEvent(source, line["text"]))
 
-        self.server = await asyncio.start_unix_server(client, path=str(self.socket))
+        with address(self.socket) as where:  # the home's path may pass 107 bytes
+            self.server = await asyncio.start_unix_server(client, path=where)
         self.status = PlatformState("running", f"unix:{self.socket} {self.greeting}".strip())
 
     async def stop(self):
