@@ -5,6 +5,8 @@ plays."""
 from __future__ import annotations
 
 import functools
+import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,7 +17,16 @@ ESPEAK = "espeak-ng -v {voice} -f {input_path} -w {output_path}"
 
 @functools.cache
 def spoken(sentence: str) -> bytes:
-    """``sentence`` spoken by espeak-ng, as an OGG/Opus voice note."""
+    """``sentence`` spoken by espeak-ng, as an OGG/Opus voice note (the test skips, saying
+    what to install, where espeak-ng or ffmpeg is missing; on CI it fails)."""
+    missing = [tool for tool in ("espeak-ng", "ffmpeg", "ffprobe") if not shutil.which(tool)]
+    if missing:
+        import pytest
+
+        reason = f"{', '.join(missing)} not installed (apt-get install espeak-ng ffmpeg)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}: .ci/run installs them")
+        pytest.skip(reason)
     with tempfile.TemporaryDirectory() as scratch:
         wav, ogg = Path(scratch) / "said.wav", Path(scratch) / "said.ogg"
         subprocess.run(["espeak-ng", "-w", str(wav), sentence], check=True, timeout=30)
