@@ -112,7 +112,8 @@ def test_a_refused_app_token_fails_the_platform_in_one_line(
     configure_messaging(profile, fake_llm.openai_base_url, {
         "slack": {"kind": "slack", "token": "${secret:SLACK_BOT_TOKEN}",
                   "settings": {"app_token": "${secret:SLACK_APP_TOKEN}", "api_base": slack.url}},
-        "api_server": {"kind": "api_server", "settings": {"port": 0}}},
+        "api_server": {"kind": "api_server", "token": "${secret:API_SERVER_KEY}",
+                       "settings": {"port": 0}}},
         {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": "xapp-1-revoked",
          "API_SERVER_KEY": "test-key-0123456789abcdef"})
     with gateway(environ, profile, ready=False) as gw:
