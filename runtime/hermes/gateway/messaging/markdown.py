@@ -8,6 +8,7 @@ Each match names its kind by group (``fence``/``code``/``lang``, ``inline``/``ic
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 MARKDOWN = re.compile(
     r"(?P<fence>```(?P<lang>[\w+#.-]*)\n?(?P<code>.*?)```)"
@@ -19,3 +20,16 @@ MARKDOWN = re.compile(
     r"|(?<![\w_])_(?P<utext>[^_\s][^_\n]*?)_(?![\w_]))"
     r"|(?P<heading>^[ \t]*\#{1,6}[ \t]+(?P<htext>[^\n]+?)[ \t]*$)",
     re.DOTALL | re.MULTILINE)
+
+
+def convert(text: str, escape: Callable[[str], str],
+            entity: Callable[[re.Match[str]], str]) -> str:
+    """``text`` with each ``MARKDOWN`` match made ``entity(match)`` and the plain text
+    between them ``escape(...)``: a platform's converter is its two functions."""
+    out: list[str] = []
+    position = 0
+    for match in MARKDOWN.finditer(text):
+        out += (escape(text[position:match.start()]), entity(match))
+        position = match.end()
+    out.append(escape(text[position:]))
+    return "".join(out)

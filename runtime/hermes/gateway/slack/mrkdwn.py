@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from hermes.gateway.messaging.markdown import MARKDOWN
+from hermes.gateway.messaging.markdown import convert
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile("[&<>]")
@@ -30,14 +30,7 @@ def escaped_length(text: str) -> int:
 
 def to_mrkdwn(text: str) -> str:
     """``text`` (Markdown) as mrkdwn; never longer than ``escaped_length(text)``."""
-    out: list[str] = []
-    position = 0
-    for match in MARKDOWN.finditer(text):
-        out.append(escape(text[position:match.start()]))
-        out.append(_entity(match))
-        position = match.end()
-    out.append(escape(text[position:]))
-    return "".join(out)
+    return convert(text, escape, _entity)
 
 
 def _entity(match: re.Match[str]) -> str:

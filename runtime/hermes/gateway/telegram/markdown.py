@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 
-from hermes.gateway.messaging.markdown import MARKDOWN
+from hermes.gateway.messaging.markdown import convert
 
 RESERVED = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
-_TOKEN = MARKDOWN
 
 
 def escape(text: str) -> str:
@@ -24,14 +23,7 @@ def escape(text: str) -> str:
 
 def to_markdown_v2(text: str) -> str:
     """``text`` (Markdown) as MarkdownV2 that Telegram accepts."""
-    out: list[str] = []
-    position = 0
-    for match in _TOKEN.finditer(text):
-        out.append(escape(text[position:match.start()]))
-        out.append(_entity(match))
-        position = match.end()
-    out.append(escape(text[position:]))
-    return "".join(out)
+    return convert(text, escape, _entity)
 
 
 def _entity(match: re.Match[str]) -> str:
