@@ -160,8 +160,8 @@ def out(text: str = "") -> None:
 
 def console() -> Any:
     """A rich console; when output is piped, wide enough that table rows never wrap (240
-    columns cut a doctor row naming two files under a long home with "…"; a table is as
-    wide as its cells, so a wider console adds nothing to short rows)."""
+    columns cut a doctor row naming two files under a long home with "…"): each row is one
+    line, its columns as wide as their widest cell."""
     from rich.console import Console
 
     return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 4096)
