@@ -22,12 +22,15 @@ DRAIN_SECONDS = 2.0
 
 
 def wrap_command(command: str, cwd: str | None) -> str:
-    """``command`` as a group leader in ``cwd``, its group id on the first output line."""
+    """``command`` as a group leader in ``cwd``, its group id on the first output line,
+    its stderr merged into its stdout."""
     enter = f"cd {shlex.quote(cwd)} && " if cwd else ""
-    inner = f'exec 2>&3 3>&-; echo "$$"; {enter}exec /bin/sh -c {shlex.quote(command)}'
-    # setsid's own complaint about a killed child is not the command's output: its
-    # stderr goes to /dev/null while the command gets the real one back (fd 3).
-    return f"exec 3>&2; exec setsid -w /bin/sh -c {shlex.quote(inner)} 2>/dev/null"
+    inner = f'exec 2>&1; echo "$$"; {enter}exec /bin/sh -c {shlex.quote(command)}'
+    # The command's stderr is its stdout: one pipe keeps the order things were written
+    # in (docker carries two pipes' output with no order between them, so an early
+    # stderr line could pass the group id line). setsid's own complaint about a killed
+    # child is not the command's output: its stderr goes to /dev/null.
+    return f"exec setsid -w /bin/sh -c {shlex.quote(inner)} 2>/dev/null"
 
 
 def kill_group_command(group: int) -> str:
