@@ -36,7 +36,7 @@ def test_doctor_reads_images_as_the_turn_does(provider: str, model: str) -> None
     """doctor reads litellm's data file without importing litellm; a turn asks litellm:
     both say the same of these models."""
     from hermes.models.litellm_client import LiteLLMClient
-    from hermes.models.vision_data import model_reads_images
+    from hermes.models.model_data import model_reads_images
 
     settings = ProviderConfig(name=provider, provider=provider, model=model)
     assert model_reads_images(provider, model) == LiteLLMClient(settings).takes_images()

@@ -11,7 +11,6 @@ overestimates English prose by about a third, which errs towards compressing ear
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from hermes.models.base import ModelClient
@@ -88,26 +87,6 @@ class TokenMeter:
 
 
 def context_window(model: ModelClient, override: int | None = None) -> int:
-    """The model's input window in tokens: ``override``, else litellm's model info
-    (its bundled map, never the network), else ``DEFAULT_CONTEXT_WINDOW``."""
-    if override:
-        return override
-    from hermes.models.litellm_client import import_litellm  # litellm loads lazily
-
-    litellm = import_litellm()
-    for name in _model_names(model):
-        try:
-            info = litellm.get_model_info(name)
-        except Exception:  # noqa: BLE001 - litellm raises for models it has not mapped
-            continue
-        window = info.get("max_input_tokens") or info.get("max_tokens")
-        if isinstance(window, int) and window > 0:
-            return window
-    return DEFAULT_CONTEXT_WINDOW
-
-
-def _model_names(model: ModelClient) -> Sequence[str]:
-    """``provider/model`` as litellm routes it first (when the client knows it), then
-    the bare model name."""
-    routed = getattr(model, "litellm_model", None)
-    return [name for name in (routed, model.model) if isinstance(name, str) and name]
+    """The model's input window in tokens: ``override``, else what litellm's model data
+    says (``ModelClient.input_window``), else ``DEFAULT_CONTEXT_WINDOW``."""
+    return override or model.input_window() or DEFAULT_CONTEXT_WINDOW

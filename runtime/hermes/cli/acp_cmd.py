@@ -27,7 +27,8 @@ def acp(
     from hermes.cli.chat_cmd import open_runtime, start_litellm_import
 
     with open_runtime(ctx, list(overrides or [])) as runtime:
-        start_litellm_import()  # the first prompt then finds the model layer loaded
+        # the first prompt then finds the model layer loaded
+        start_litellm_import(runtime.container.model())
         _serve(runtime)
 
 

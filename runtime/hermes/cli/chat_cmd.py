@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import threading
 from collections.abc import Iterator
@@ -75,7 +76,8 @@ def chat(
         if not sys.stdin.isatty():
             raise UserError("interactive chat needs a terminal; use `hermes chat -q TEXT`")
         chat_repl.repl(runtime, resume=resume, continue_=continue_, yolo=yolo,
-                       stream=not no_stream, while_typing=start_litellm_import)
+                       stream=not no_stream, while_typing=functools.partial(
+                           start_litellm_import, runtime.container.model()))
 
 
 @contextmanager
@@ -138,8 +140,11 @@ def _settle_hooks(home: Any, hooks: Any, accept: bool, ask: bool) -> None:
     settle_consent(home, hooks, accept=accept, ask=question if ask else None)
 
 
-def start_litellm_import() -> None:
-    threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
+def start_litellm_import(model: Any) -> None:
+    """litellm, imported on a thread while the person types, when ``model``'s calls go
+    through it (an endpoint spoken to directly needs nothing)."""
+    if model.needs_litellm():
+        threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
 
 
 def _import_litellm() -> None:

@@ -14,7 +14,7 @@ HOW_TO_SEE = ("set vision.model to a model that reads images (hermes config set 
 def check_vision(provider: Any, vision: Any) -> Check:
     """One row; litellm's model data (its file, not litellm) is read only when
     ``provider.vision`` is unset."""
-    from hermes.models.vision_data import model_reads_images
+    from hermes.models.model_data import model_reads_images
 
     reads = provider.vision if provider.vision is not None else \
         model_reads_images(provider.provider, provider.model)

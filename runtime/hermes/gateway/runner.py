@@ -43,11 +43,15 @@ CURATE_EVERY = 600.0
 REVIEW_STOP_WAIT = 5.0
 
 
-def _warm_model_layer() -> None:
-    """litellm, imported once the gateway serves (~3 s: not on the way to ``/health``);
-    a request that comes first waits for what is left of the import."""
+def _warm_model_layer(models: list[Any]) -> None:
+    """litellm, imported once the gateway serves (~3 s: not on the way to ``/health``)
+    when some profile's model calls go through it (an OpenAI-compatible endpoint of the
+    user's own is spoken to directly: nothing to import); a request that comes first
+    waits for what is left of the import."""
     from hermes.models.litellm_client import import_litellm
 
+    if not any(model.needs_litellm() for model in models):
+        return
     with contextlib.suppress(Exception):  # the first model call reports it properly
         import_litellm()
 
@@ -171,7 +175,8 @@ class Gateway:
             await self._start_dashboard()
             self.listeners.ready = True
             announce(self)
-            warming = asyncio.create_task(asyncio.to_thread(_warm_model_layer))
+            models = [p.service.runtime.container.model() for p in self.profiles]
+            warming = asyncio.create_task(asyncio.to_thread(_warm_model_layer, models))
             await self._until_stopped()
             await warming
         finally:

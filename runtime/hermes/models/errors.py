@@ -79,6 +79,8 @@ def classify(exc: BaseException) -> ErrorClass:
     for cls in type(exc).__mro__:
         if cls.__name__ in _BY_TYPE:
             return _BY_TYPE[cls.__name__]
+    if status in (400, 422):  # after the types: litellm's context overflow is a 400 too
+        return ErrorClass.FORMAT_ERROR
     return ErrorClass.UNKNOWN
 
 

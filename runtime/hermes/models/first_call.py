@@ -1,6 +1,7 @@
 """A rehearsed first model call, for the warm server: litellm's lazy first-call set-up
 (its streaming and logging modules, the response types' pydantic schemas, the openai
-SDK's request transforms) done once before the server forks, so no command pays it.
+SDK's request transforms) done once before the server forks, so no command pays it;
+for a model spoken to directly (``openai_wire``), httpx's request and stream path.
 
 The rehearsal is a streamed tool call and its answer through the home's own provider
 settings, served by an in-memory transport: nothing is connected and no byte leaves the
@@ -36,16 +37,31 @@ def rehearse_first_call(settings: ProviderConfig) -> bool:
 
     if detect_api_mode(settings) != "chat_completions":
         return False
-    import_litellm()
     import encodings.idna  # noqa: F401 - what a real connection's host name needs
+    settings = settings.model_copy(update={"max_retries": 0, "fallbacks": []})
+    model = LiteLLMClient(settings)
+    if not model.needs_litellm():  # spoken directly (``openai_wire``): its own rehearsal
+        _rehearse_direct(settings)
+        return True
+    import_litellm()
     client = _in_memory_client()
-    model = LiteLLMClient(settings.model_copy(update={"max_retries": 0, "fallbacks": []}))
     try:
         for messages in (_ASK, _ANSWERED):
             model.complete(list(messages), [_TOOL], stream=True, client=client)
     finally:
         let_logging_threads_go()
     return True
+
+
+def _rehearse_direct(settings: ProviderConfig) -> None:
+    import httpx
+
+    from hermes.models.litellm_client import LiteLLMClient
+    from hermes.models.openai_wire import ChatWire
+
+    model = LiteLLMClient(settings, wire=ChatWire(transport=httpx.MockTransport(_answer)))
+    for messages in (_ASK, _ANSWERED):
+        model.complete(list(messages), [_TOOL], stream=True)
 
 
 def _in_memory_client() -> Any:

@@ -1,7 +1,10 @@
-"""The litellm-backed model client: api modes, streaming, usage, cost, retries, fallbacks.
+"""The model client: api modes, streaming, usage, cost, retries, fallbacks.
 
-litellm is imported on first use, never at start-up, and with the local cost
-map so that importing it never fetches anything from the network.
+Calls go through litellm, except plain chat completions at an OpenAI-compatible
+endpoint of the user's own, which ``openai_wire`` speaks directly (litellm's import is
+most of a process's start-up and memory). litellm is imported on first use, never at
+start-up, and with the local cost map so that importing it never fetches anything
+from the network.
 """
 
 from __future__ import annotations
@@ -10,14 +13,15 @@ import gc
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes.config.schema import FallbackConfig, ProviderConfig
 from hermes.importing import hidden_during_import
-from hermes.models import responses_api
+from hermes.models import chat_stream, model_data, openai_wire, responses_api
 from hermes.models.base import ModelClient
 from hermes.models.caching import with_cache_breakpoints
 from hermes.models.errors import (
@@ -93,10 +97,14 @@ class LiteLLMClient(ModelClient):
     """A model client for any provider litellm knows, built from ``provider`` config."""
 
     def __init__(self, settings: ProviderConfig, *,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep,
+                 wire: openai_wire.ChatWire | None = None):
         self.settings = settings
         self.model = settings.model
         self._sleep = sleep
+        self._wire = wire or openai_wire.ChatWire()
+        self._entries: dict[str, dict[str, Any] | None] = {}
+        self._entries_lock = threading.Lock()
 
     def with_model(self, name: str) -> LiteLLMClient:
         return LiteLLMClient(self.settings.model_copy(update={"model": name}),
@@ -107,11 +115,40 @@ class LiteLLMClient(ModelClient):
         is taken to read no images)."""
         if self.settings.vision is not None:
             return self.settings.vision
+        primary = self.targets()[0]
+        if self._direct(primary, {}):
+            return bool((self._entry(primary.model) or {}).get("supports_vision"))
         litellm = import_litellm()
         try:
             return bool(litellm.supports_vision(model=self.litellm_model))
         except Exception:  # noqa: BLE001 - litellm raises many kinds for unknown models
             return False
+
+    def input_window(self) -> int | None:
+        primary = self.targets()[0]
+        if self._direct(primary, {}):
+            return model_data.input_window(self._entry(primary.model))
+        return super().input_window()
+
+    def model_names(self) -> list[str]:
+        return [self.litellm_model, self.model]
+
+    def needs_litellm(self) -> bool:
+        """Whether a call may go through litellm (some target is not spoken directly)."""
+        return not all(self._direct(t, {}) for t in self.targets())
+
+    def _direct(self, target: Target, params: dict[str, Any]) -> bool:
+        return openai_wire.serves(target.model, target.api_mode, target.api_base,
+                                  {**target.extra, **params})
+
+    def _entry(self, model: str) -> dict[str, Any] | None:
+        """The model data entry of a direct target's model (read once per model)."""
+        with self._entries_lock:
+            if model not in self._entries:
+                bare = model.removeprefix("openai/")
+                self._entries[model] = model_data.model_entry(
+                    model_data.candidate_names("openai", bare))
+            return self._entries[model]
 
     @property
     def api_mode(self) -> str:
@@ -196,6 +233,13 @@ class LiteLLMClient(ModelClient):
     def _call(self, target: Target, messages: list[dict[str, Any]],
               tools: list[dict[str, Any]] | None, stream: bool, callbacks: StreamCallbacks,
               params: dict[str, Any]) -> ModelReply:
+        if self._direct(target, params):
+            reply = self._wire.complete(
+                model=target.model, api_base=target.api_base or "", api_key=target.api_key,
+                timeout=target.timeout, messages=messages, tools=tools, stream=stream,
+                callbacks=callbacks, params={**target.extra, **params})
+            cost = model_data.cost_usd(self._entry(target.model), reply.usage)
+            return replace(reply, usage=replace(reply.usage, cost_usd=cost))
         litellm = import_litellm()
         common = {"model": target.model, "api_base": target.api_base, "api_key": target.api_key,
                   "timeout": target.timeout, **target.extra, **params}
@@ -230,7 +274,7 @@ class LiteLLMClient(ModelClient):
             response = responses_api.consume_stream(litellm.responses(**kwargs, stream=True),
                                                     callbacks)
             if response is None:
-                _raise_if_cancelled(callbacks)
+                chat_stream.raise_if_cancelled(callbacks)
                 raise ModelCallError(f"{common['model']}: stream ended without a response",
                                      ErrorClass.SERVER_ERROR)
         else:
@@ -245,82 +289,19 @@ class LiteLLMClient(ModelClient):
 def _read_chat_stream(litellm: Any, chunks: Any, model: str,
                       callbacks: StreamCallbacks) -> ModelReply:
     """Assemble a streamed chat completion, reporting deltas as they arrive."""
-    text: list[str] = []
-    reasoning: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
-    finish: str | None = None
-    usage: Any = None
-    for chunk in chunks:
-        _raise_if_cancelled(callbacks)
-        usage = getattr(chunk, "usage", None) or usage
-        if not chunk.choices:
-            continue
-        choice = chunk.choices[0]
-        delta = choice.delta
-        finish = choice.finish_reason or finish
-        if delta.content:
-            text.append(delta.content)
-            if callbacks.on_text:
-                callbacks.on_text(delta.content)
-        thought = getattr(delta, "reasoning_content", None)
-        if thought:
-            reasoning.append(thought)
-            if callbacks.on_reasoning:
-                callbacks.on_reasoning(thought)
-        for call in delta.tool_calls or []:
-            _merge_tool_delta(calls, call, callbacks)
-    if finish is None:
-        raise ModelCallError(f"{model}: stream ended before the reply finished",
-                             ErrorClass.SERVER_ERROR)
-    tool_calls = tuple(ToolCall(c["id"], c["name"], c["arguments"])
-                       for _, c in sorted(calls.items()))
-    return ModelReply("".join(text), tool_calls, "".join(reasoning) or None, finish,
-                      _usage(litellm, model, usage), model)
-
-
-def _merge_tool_delta(calls: dict[int, dict[str, str]], delta: Any,
-                      callbacks: StreamCallbacks) -> None:
-    index = getattr(delta, "index", None) or 0
-    entry = calls.get(index)
-    if entry is None:
-        entry = calls[index] = {"id": "", "name": "", "arguments": ""}
-    if getattr(delta, "id", None):
-        entry["id"] = delta.id
-    function = getattr(delta, "function", None)
-    if function is not None:
-        if function.name and not entry["name"]:
-            entry["name"] = function.name
-            if callbacks.on_tool_call:
-                callbacks.on_tool_call(index, function.name)
-        entry["arguments"] += function.arguments or ""
+    try:
+        return chat_stream.assemble(chunks, model, callbacks,
+                                    lambda usage: _usage(litellm, model, usage))
+    except chat_stream.StreamEndedEarly as exc:
+        raise ModelCallError(str(exc), ErrorClass.SERVER_ERROR) from None
 
 
 def _usage(litellm: Any, model: str, usage: Any) -> Usage:
     """Tokens and cost from a litellm usage object; cost None when pricing is unknown."""
     if usage is None:
         return Usage()
-
-    def number(obj: Any, *names: str) -> int:
-        for name in names:
-            value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-            if isinstance(value, int | float):
-                return int(value)
-        return 0
-
-    prompt_details = getattr(usage, "prompt_tokens_details", None) \
-        or getattr(usage, "input_tokens_details", None)
-    output_details = getattr(usage, "completion_tokens_details", None) \
-        or getattr(usage, "output_tokens_details", None)
-    result = Usage(
-        input_tokens=number(usage, "prompt_tokens", "input_tokens"),
-        output_tokens=number(usage, "completion_tokens", "output_tokens"),
-        cache_read_tokens=number(usage, "cache_read_input_tokens")
-        or (number(prompt_details, "cached_tokens") if prompt_details else 0),
-        cache_write_tokens=number(usage, "cache_creation_input_tokens"),
-        reasoning_tokens=number(output_details, "reasoning_tokens") if output_details else 0,
-    )
-    return Usage(result.input_tokens, result.output_tokens, result.cache_read_tokens,
-                 result.cache_write_tokens, result.reasoning_tokens, _cost(litellm, model, result))
+    tokens = chat_stream.usage_of(usage)
+    return replace(tokens, cost_usd=_cost(litellm, model, tokens))
 
 
 def _cost(litellm: Any, model: str, usage: Usage) -> float | None:
@@ -335,14 +316,10 @@ def _cost(litellm: Any, model: str, usage: Usage) -> float | None:
     return float(prompt + completion)
 
 
-def _raise_if_cancelled(callbacks: StreamCallbacks) -> None:
-    if callbacks.cancelled and callbacks.cancelled():
-        raise CallCancelledError("model call interrupted")
-
-
 def _retry_after(exc: BaseException) -> float | None:
     # litellm keeps the provider's headers here, not on ``exc.response``
-    headers = getattr(exc, "litellm_response_headers", None) or {}
+    headers = getattr(exc, "litellm_response_headers", None) \
+        or getattr(exc, "response_headers", None) or {}
     value = headers.get("retry-after")
     try:
         return float(value) if value else None
