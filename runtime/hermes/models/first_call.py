@@ -62,6 +62,7 @@ def _rehearse_direct(settings: ProviderConfig) -> None:
     model = LiteLLMClient(settings, wire=ChatWire(transport=httpx.MockTransport(_answer)))
     for messages in (_ASK, _ANSWERED):
         model.complete(list(messages), [_TOOL], stream=True)
+    httpx.HTTPTransport(verify=False).close()  # a real connection's modules (httpcore, h11)
 
 
 def _in_memory_client() -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +22,8 @@ from hermes.models.types import Usage
 DATA_FILE = "model_prices_and_context_window_backup.json"
 _DECODER = json.JSONDecoder()
 _KEY_END = re.compile(r"\s*:\s*(?=\{)")
+_ENTRY_BYTES = 64 * 1024
+"""Bytes after a key that hold its entry (the largest is ~6 KB)."""
 _TIER = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost|"
                    r"cache_creation_input_token_cost)_above_(\d+)k_tokens$")
 
@@ -32,45 +35,52 @@ def candidate_names(provider: str, model: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def model_entry(names: Iterable[str], *, text: str | None = None) -> dict[str, Any] | None:
-    """The first of ``names`` the data holds an entry for (``text``: the file, read when
-    not given); None when none is known."""
-    text = read_data() if text is None else text
-    for name in names:
-        entry = _entry(text, name)
-        if entry is not None:
-            return entry
+def model_entry(names: Iterable[str]) -> dict[str, Any] | None:
+    """The first of ``names`` the data holds an entry for; None when none is known (or
+    litellm's file is missing)."""
+    path = data_path()
+    if path is None:
+        return None
+    try:
+        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            for name in names:
+                entry = _entry(data, name)
+                if entry is not None:
+                    return entry
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses empty files)
+        return None
     return None
 
 
-def _entry(text: str, name: str) -> dict[str, Any] | None:
-    """The top-level entry ``name``: the key at a line's start, then its object."""
-    key = json.dumps(name)
-    start = text.find(key)
+def _entry(data: mmap.mmap, name: str) -> dict[str, Any] | None:
+    """The top-level entry ``name``: the key first on its line, then its object (only
+    that object is decoded)."""
+    key = json.dumps(name).encode()
+    start = data.find(key)
     while start >= 0:
-        line_start = text.rfind("\n", 0, start) + 1
-        value = _KEY_END.match(text, start + len(key))
-        if value is not None and not text[line_start:start].strip():
-            try:
-                entry, _ = _DECODER.raw_decode(text, value.end())
-            except ValueError:
-                return None
-            known = isinstance(entry, dict) and ("mode" in entry or "litellm_provider" in entry)
-            return entry if known else None
-        start = text.find(key, start + 1)
+        line_start = data.rfind(b"\n", 0, start) + 1
+        if not data[line_start:start].strip():
+            window = data[start + len(key):start + len(key) + _ENTRY_BYTES].decode(
+                errors="ignore")
+            value = _KEY_END.match(window)
+            if value is not None:
+                try:
+                    entry, _ = _DECODER.raw_decode(window, value.end())
+                except ValueError:
+                    return None
+                known = isinstance(entry, dict) and ("mode" in entry
+                                                     or "litellm_provider" in entry)
+                return entry if known else None
+        start = data.find(key, start + 1)
     return None
 
 
-def read_data() -> str:
-    """The data file's text; empty when litellm (or its file) is missing."""
+def data_path() -> Path | None:
+    """litellm's data file, without importing litellm; None when litellm is missing."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
-        return ""
-    try:
-        return (Path(next(iter(spec.submodule_search_locations))) / DATA_FILE).read_text(
-            encoding="utf-8")
-    except OSError:
-        return ""
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / DATA_FILE
 
 
 def input_window(entry: dict[str, Any] | None) -> int | None:
