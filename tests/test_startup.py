@@ -34,9 +34,9 @@ def resident_mib(pid: int) -> float:
 
 def test_the_cli_server_beside_the_gateway_warms_up_at_its_first_command(
         root: Path, environ: dict[str, str], llm: FakeLLM) -> None:
-    """The gateway forks its CLI server before importing litellm, and the server imports
-    it (and composes) when the first command comes: a gateway nobody runs CLI commands
-    beside neither waits for litellm before serving nor holds a warm copy per profile."""
+    """The gateway forks its CLI server before anything is warm, and the server warms up
+    (imports, composes) when the first command comes: a gateway nobody runs CLI commands
+    beside holds no warm copy per profile."""
     configure(root, llm.openai_base_url)
     cli = {k: v for k, v in environ.items() if k != "HERMES_NO_DAEMON"}
     with gateway(environ, root):
@@ -44,12 +44,18 @@ def test_the_cli_server_beside_the_gateway_warms_up_at_its_first_command(
         wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), timeout=60,
                    what="the CLI server's pid file")
         server = int(pid_file.read_text())
-        assert resident_mib(server) < LITELLM_MIB
+        cold = resident_mib(server)
+        assert cold < LITELLM_MIB
         answer = subprocess.run([sys.executable, "-m", "hermes", "-z", "hello"], env=cli,
                                 text=True, capture_output=True, timeout=120)
         assert (answer.returncode, answer.stdout) == (0, "fine\n"), answer.stderr
         assert int(pid_file.read_text()) == server
-        assert resident_mib(server) > LITELLM_MIB  # warm now, for the next commands
+        warm = resident_mib(server)  # the CLI's modules and the composed config, kept
+        print(f"CLI server beside the gateway: {cold:.1f} MiB, after its first command "
+              f"{warm:.1f} MiB")
+        # The profile's endpoint is its own OpenAI-compatible one: spoken to directly,
+        # so the server never loads litellm (~100 MiB more).
+        assert cold + 10 < warm < LITELLM_MIB
 
 
 RUNTIME_MODULES = """

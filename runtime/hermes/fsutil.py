@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from hermes.errors import disk_full
@@ -17,6 +16,8 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     else:
         private_dir(path.parent)
+    import tempfile  # not at import: the warm server's client never writes (~5 ms)
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
