@@ -5,6 +5,7 @@ config.yaml, .env or a new skill still reaches the next command."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import write_fake_provider
+from conftest import wait_until, write_fake_provider
 from fakellm import FakeLLM, RecordedRequest, Reply, ToolCall
 
 
@@ -246,6 +247,32 @@ def test_a_stale_server_is_replaced(daemon_env, root: Path, llm: FakeLLM) -> Non
     while server_pid(root) == old and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server_pid(root) != old
+
+
+def test_an_edited_checkout_replaces_the_server(daemon_env, root: Path, llm: FakeLLM,
+                                                tmp_path: Path) -> None:
+    """A server runs the code it loaded: once a source file of its copy changes, the next
+    command is served by a new server (before, the server compared the client's copy with
+    the files as they were then, always the same)."""
+    package = Path(importlib.import_module("hermes").__file__ or "").parent
+    copy = tmp_path / "site" / "hermes"
+    shutil.copytree(package, copy, symlinks=True)
+    for data, inside in (("conf", "conf"), ("profiles", "example_profiles")):
+        if not (copy / inside).exists():  # a checkout keeps them beside the package
+            (copy / inside).symlink_to(package.parent.parent / data)
+    env = {**daemon_env, "PYTHONPATH": str(copy.parent)}
+    first = hermes(env, "-z", "start the server")
+    assert (first.returncode, first.stdout) == (0, "pong\n"), first.stderr
+    old = server_pid(root)
+    status = json.loads((root / "run" / "daemon.json").read_text())
+    assert old is not None and status["install"].startswith(f"{copy}@")  # the copy runs
+    edited = copy / "argv.py"
+    later = time.time() + 60  # newer than every file of the copy
+    os.utime(edited, (later, later))
+    again = hermes(env, "-z", "ping")
+    assert (again.returncode, again.stdout) == (0, "pong\n"), again.stderr
+    wait_until(lambda: server_pid(root) not in (None, old), timeout=30,
+               what="a new server for the edited copy")
 
 
 def test_the_server_exits_when_idle(daemon_env, root: Path, llm: FakeLLM) -> None:

@@ -74,6 +74,9 @@ class Server:
         self.last_active = time.monotonic()
         self.stopping = False
         self.started = time.time()
+        self.install = wire.install_id()
+        """The installed copy this server runs, as it was when it started: a client
+        whose copy has changed since (an upgrade, an edited checkout) is told "stale"."""
         self._lock_fd = -1
 
     def take_lock(self) -> bool:
@@ -177,7 +180,7 @@ class Server:
         if hello.get("protocol") != wire.PROTOCOL or len(fds) != 3:
             wire.send(conn, {"type": "refused", "message": "unknown request"})
             return
-        if hello.get("version") != __version__ or hello.get("install") != wire.install_id():
+        if hello.get("version") != __version__ or hello.get("install") != self.install:
             wire.send(conn, {"type": "stale"})
             self.stopping = True  # finish the children, then make room for the new one
             return
@@ -208,7 +211,7 @@ class Server:
 
     def _write_status(self) -> None:
         status = {"pid": os.getpid(), "started_at": self.started, "version": __version__,
-                  "install": wire.install_id(), "idle_timeout": self.idle_timeout,
+                  "install": self.install, "idle_timeout": self.idle_timeout,
                   "served": self.served}
         atomic_write(self.dir / STATUS_FILE, json.dumps(status) + "\n", mode=0o600)
 

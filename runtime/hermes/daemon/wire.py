@@ -11,6 +11,7 @@ names, paths and peer credentials here, not from the server.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 from pathlib import Path
@@ -24,9 +25,18 @@ LOCK_FILE, PID_FILE, STATUS_FILE = "daemon.lock", "daemon.pid", "daemon.json"
 
 def install_id() -> str:
     """Which installed copy of hermes this is, as last changed: a server only serves its
-    own, so an upgrade or an edited checkout replaces it on the next command."""
+    own, so an upgrade or an edited checkout replaces it on the next command. (Every
+    warm command's client computes it: a scandir walk, ~3 ms; ``Path.rglob`` took 11.)"""
     package = Path(__file__).resolve().parent.parent
-    newest = max((entry.stat().st_mtime_ns for entry in package.rglob("*.py")), default=0)
+    newest, folders = 0, [str(package)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime_ns)
     return f"{package}@{newest}"
 
 
