@@ -180,3 +180,27 @@ def test_no_chromium_hides_the_tools_saying_how_to_add_one(tmp_path: Path,
             "chromium) or set browser.executable")
     finally:
         runtime.close()
+
+
+def test_the_browser_found_is_kept_while_it_is_there_and_looked_for_again_when_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The browser tools ask before every model call whether a browser exists: the one
+    found is kept (no PATH search each time), and one removed or a changed PATH is seen."""
+    from hermes.browser.service import BrowserService
+    from hermes.config.browser_schema import BrowserConfig
+    from hermes.home import home_from_path
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "chromium").write_text("#!/bin/sh\n")
+        (folder / "chromium").chmod(0o755)
+    monkeypatch.setenv("PATH", str(first))
+    service = BrowserService(home_from_path(tmp_path / ".hermes"), BrowserConfig())
+    assert service.unavailable() is None
+    (first / "chromium").rename(first / "old-chromium")  # found where it was? not any more
+    assert service.unavailable() is not None
+    (first / "old-chromium").rename(first / "chromium")
+    monkeypatch.setenv("PATH", str(second))  # another PATH: looked for again, at once
+    (first / "chromium").unlink()
+    assert service.unavailable() is None  # only second/chromium exists now

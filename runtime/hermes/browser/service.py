@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 SLACK = 15.0
 """Seconds a tool call may take beyond the navigation timeout before it is given up."""
+RECHECK_MISSING = 30.0
+"""Seconds before a browser that was not found is looked for again."""
 
 
 class BrowserService:
@@ -60,6 +63,8 @@ class BrowserService:
         self._screenshots: dict[str, bytes] = {}
         self._active = time.monotonic()
         self._opened = 0
+        self._chromium: tuple[tuple[str | None, str | None], str | None, float] | None = None
+        """The last browser look-up: (executable setting, PATH), what it found, when."""
 
     # -- what the tools and the runtime call -------------------------------------------
 
@@ -67,7 +72,7 @@ class BrowserService:
         """Why the browser tools cannot work here (hidden then), or None."""
         backend = self.settings.backend
         if backend == "local":
-            if find_chromium(self.settings.executable) is None:
+            if self._find_chromium() is None:
                 wanted = self.settings.executable or "chromium"
                 return (f"no browser found ({wanted}): install chromium (apt-get install "
                         "chromium) or set browser.executable")
@@ -81,6 +86,23 @@ class BrowserService:
             if not provider.is_available():
                 return f"browser provider {backend!r} is not configured"
         return None
+
+    def _find_chromium(self) -> str | None:
+        """``find_chromium``, asked for each browser tool before every model call: a
+        browser found is kept while it is still there and PATH is the same (searching
+        PATH for four names each time was a quarter of the agent loop's own time); none
+        found is looked for again after ``RECHECK_MISSING`` seconds."""
+        key = (self.settings.executable, os.environ.get("PATH"))
+        seen = self._chromium
+        if seen is not None and seen[0] == key:
+            found, when = seen[1], seen[2]
+            if found is not None and os.access(found, os.X_OK):
+                return found
+            if found is None and time.monotonic() - when < RECHECK_MISSING:
+                return None
+        found = find_chromium(self.settings.executable)
+        self._chromium = (key, found, time.monotonic())
+        return found
 
     def run(self, ctx: ToolContext, action: Callable[[Tab], Awaitable[T]]) -> T:
         """``action`` on the session's tab (made when missing), on the browser thread."""
