@@ -280,8 +280,9 @@ def measure_loop(iterations: int, repeats: int = 5) -> dict[str, float]:
     """The agent loop's own time per tool iteration, with an instant model and a no-op tool.
 
     ``repeats`` turns of ``iterations`` tool calls and a final answer, in one runtime
-    built as the CLI builds it. litellm is imported first (every real session loads
-    it), so its one-time import is not counted. The learning review is off: a turn of
+    built as the CLI builds it. litellm is imported first (a session at any provider
+    but an OpenAI-compatible endpoint of one's own loads it), so its one-time import
+    is not counted. The learning review is off: a turn of
     ``iterations`` tool calls makes a skills review due (``skill_nudge_iterations``),
     which runs in the background on the same model while the next turn is measured.
     """

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.home import Home
@@ -22,11 +21,17 @@ KEPT = ("memories", "skills")
 """What ``--keep`` writes back to the profile."""
 
 
-@dataclass(frozen=True)
 class ScratchHome(Home):
     """A run's private home whose sessions live in the experiment's database."""
 
-    transcripts: Path = Path("state.db")
+    __slots__ = ("transcripts",)
+
+    transcripts: Path
+
+    def __init__(self, path: Path, root: Path, name: str,
+                 transcripts: Path = Path("state.db")) -> None:
+        super().__init__(path, root, name)
+        object.__setattr__(self, "transcripts", transcripts)
 
     @property
     def sessions_db(self) -> Path:
