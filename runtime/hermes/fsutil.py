@@ -8,10 +8,11 @@ from pathlib import Path
 from hermes.errors import disk_full
 
 
-def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
+def atomic_write(path: Path, text: str, *, mode: int = 0o644, durable: bool = True) -> None:
     """Write ``text`` to ``path`` atomically: a temp file in the same directory,
-    fsync, chmod, then one ``os.replace``. Readers see the old or the new file,
-    never half of one. A private file's missing directories are made private (0700)."""
+    fsync (unless not ``durable``: a status file a crash may lose), chmod, then one
+    ``os.replace``. Readers see the old or the new file, never half of one. A private
+    file's missing directories are made private (0700)."""
     if mode & 0o077:
         path.parent.mkdir(parents=True, exist_ok=True)
     else:
@@ -23,7 +24,8 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as exc:

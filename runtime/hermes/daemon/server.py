@@ -213,7 +213,9 @@ class Server:
         status = {"pid": os.getpid(), "started_at": self.started, "version": __version__,
                   "install": self.install, "idle_timeout": self.idle_timeout,
                   "served": self.served}
-        atomic_write(self.dir / STATUS_FILE, json.dumps(status) + "\n", mode=0o600)
+        # Rewritten at every command beside its child: no fsync (a status, not data).
+        atomic_write(self.dir / STATUS_FILE, json.dumps(status) + "\n", mode=0o600,
+                     durable=False)
 
 
 def sees_the_same_files(pid: int, cwd: object) -> bool:
