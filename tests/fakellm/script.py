@@ -205,6 +205,13 @@ class Script:
         with self._lock:
             return len(self._items)
 
+    def drop_pending(self) -> int:
+        """Forget the items no request took; how many there were."""
+        with self._lock:
+            dropped = len(self._items)
+            self._items.clear()
+            return dropped
+
     def next_turn(self, request: RecordedRequest) -> Turn:
         """The turn answering ``request``; raises :class:`ScriptExhausted` when none is left."""
         with self._lock:

@@ -160,6 +160,11 @@ class FakeLLM:
         """Append turns or responders to the script, even while serving."""
         self.script.push(*items)
 
+    def drop_pending(self) -> int:
+        """Forget the scripted items no request took (a turn that ended before asking
+        for them); how many there were."""
+        return self.script.drop_pending()
+
     @property
     def pending(self) -> int:
         """Scripted items not yet consumed."""
