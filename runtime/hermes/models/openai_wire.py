@@ -84,12 +84,6 @@ class ChatWire:
             except chat_stream.StreamEndedEarly as exc:
                 raise EndpointError(str(exc), 500) from None
 
-    def close(self) -> None:
-        with self._lock:
-            clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            client.close()
-
     def _client(self, api_base: str, timeout: float) -> Any:
         import httpx
 
