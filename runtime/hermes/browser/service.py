@@ -110,7 +110,18 @@ class BrowserService:
         try:
             return self._loop.run(self._with_tab(ctx, action), timeout)
         except TimeoutError:
-            raise ToolError(f"the browser did not answer within {timeout:g} s") from None
+            self._close_stuck(ctx.session_id)
+            raise ToolError(f"the browser did not answer within {timeout:g} s; the window "
+                            "was closed (the next browser_navigate opens a new one)") from None
+
+    def _close_stuck(self, session_id: str) -> None:
+        """The session's window after a call outlived its deadline (a page busy in a
+        step with no timeout of its own, e.g. reading it after it loaded): closed, so
+        the next call gets a new one instead of waiting on it again."""
+        tab = self._tabs.get(session_id)
+        if tab is not None and self._loop.running:
+            with contextlib.suppress(Exception):
+                self._loop.run(tab.close_stuck(), SLACK)
 
     def policy(self) -> Any:
         """The address rules of ``web.allow_private`` (``AddressPolicy``)."""

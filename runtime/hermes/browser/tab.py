@@ -38,6 +38,8 @@ class Tab:
     """Events to report in the next result."""
     console: deque[str] = field(default_factory=lambda: deque(maxlen=CONSOLE_KEPT))
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
+    closing: set[asyncio.Task[Any]] = field(default_factory=set)
+    """Stuck windows still closing (``tools.close_stuck``), kept until they have."""
     opening: bool = False
     downloads: int = 0
     """Downloads begun so far."""
@@ -158,6 +160,25 @@ class Tab:
             self.watch(self.page)
             self.snapshot = None
         return self.page
+
+    async def close_stuck(self) -> None:
+        """Close the window an action timed out on: a page that keeps its renderer busy
+        (a million nodes, a script in a loop) would make every later call time out too.
+        Waits at most 5 s; the close goes on after that if it must."""
+        page, self.page, self.snapshot = self.page, None, None
+        if page is None:
+            return
+        closing = asyncio.ensure_future(page.close(run_before_unload=False))
+        self.closing.add(closing)
+        closing.add_done_callback(self._closed)
+        # Not asyncio.wait_for: on its timeout it cancels the close and then waits for
+        # it to end, which a renderer busy for long does not let happen.
+        await asyncio.wait({closing}, timeout=5)
+
+    def _closed(self, task: asyncio.Task[Any]) -> None:
+        self.closing.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a failed close is no one's error
 
     async def settle(self) -> None:
         """Let event handlers (dialogs, downloads) that started finish."""

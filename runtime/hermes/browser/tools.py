@@ -8,7 +8,6 @@ opened, a download saved, a request refused) is reported in the next result.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import functools
@@ -93,7 +92,7 @@ def playwright_errors(action: Action, timeout: float) -> Action:
         try:
             return await action(tab)
         except PlaywrightTimeout as exc:
-            await close_stuck(tab)
+            await tab.close_stuck()
             raise ToolError(f"timed out after {timeout:g} s (browser.navigation_timeout): "
                             f"{first_line(exc)}; the window was closed (the next "
                             "browser_navigate opens a new one)") from None
@@ -106,28 +105,24 @@ def playwright_errors(action: Action, timeout: float) -> Action:
     return run
 
 
-async def close_stuck(tab: Tab) -> None:
-    """Close the window an action timed out on: a page that keeps its renderer busy (a
-    million nodes, a script in a loop) would make every later call time out too."""
-    page, tab.page, tab.snapshot = tab.page, None, None
-    if page is not None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(page.close(run_before_unload=False), 5)
-
-
 async def navigate(service: BrowserService, args: dict[str, Any], ctx: ToolContext,
                    tab: Tab) -> str:
     target = await check_navigation(service.policy(), args["url"], ctx)
-    page = await tab.current()
-    try:
-        response = await page.goto(target, wait_until="domcontentloaded")
-    except Exception as exc:
-        refused = service.take_refusals(tab)
-        if refused:
-            from hermes.web.redaction import redact_url
+    for attempt in (1, 2):
+        page = await tab.current()
+        try:
+            response = await page.goto(target, wait_until="domcontentloaded")
+            break
+        except Exception as exc:
+            refused = service.take_refusals(tab)
+            if refused:
+                from hermes.web.redaction import redact_url
 
-            raise ToolError(f"{redact_url(args['url'])}: {refused[-1]}") from None
-        raise exc
+                raise ToolError(f"{redact_url(args['url'])}: {refused[-1]}") from None
+            # The window closed under the navigation (a stuck window closed just before
+            # may take the renderer they shared down with it): once more, in a new one.
+            if attempt == 2 or not page.is_closed():
+                raise exc
     tab.snapshot = None
     await refuse_guarded(service, tab, args["url"], response)
     return await report(service, tab, status=response.status if response else None)
