@@ -141,7 +141,10 @@ def test_a_stale_or_future_timestamp_is_refused(hook: tuple[Gateway, str], llm: 
 
 def test_a_replayed_delivery_runs_once(hook: tuple[Gateway, str], llm: Since) -> None:
     _, url = hook
-    raw = json.dumps(ISSUE).encode()
+    # A body of its own: the same body signed in the same second by an earlier test of
+    # this module's gateway would be (rightly) a duplicate already.
+    issue = {**ISSUE, "test": "replayed delivery", "at": time.time()}
+    raw = json.dumps(issue).encode()
     stamp = str(int(time.time()))
     headers = {"x-webhook-timestamp": stamp, "x-webhook-signature": sign(WEBHOOK_SECRET, raw,
                                                                          stamp)}
@@ -151,8 +154,8 @@ def test_a_replayed_delivery_runs_once(hook: tuple[Gateway, str], llm: Since) ->
     again = httpx.post(f"{url}issues", content=raw, headers=headers, timeout=60)
     assert again.status_code == 200 and again.json()["status"] == "duplicate"
     now = time.time()  # signed anew each time: only the id says it is the same delivery
-    same_id = deliver(url, "issues", ISSUE, delivery_id="fixed-id", timestamp=now + 1)
-    replay = deliver(url, "issues", ISSUE, delivery_id="fixed-id", timestamp=now + 2)
+    same_id = deliver(url, "issues", issue, delivery_id="fixed-id", timestamp=now + 1)
+    replay = deliver(url, "issues", issue, delivery_id="fixed-id", timestamp=now + 2)
     assert same_id.json()["status"] == "done" and replay.json()["status"] == "duplicate"
     assert len(llm.requests) == calls + 1
 
