@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 import threading
@@ -152,13 +151,8 @@ def _settle_hooks(home: Any, hooks: Any, accept: bool, ask: bool) -> None:
 
 def start_litellm_import(model: Any) -> None:
     """litellm, imported on a thread while the person types, when ``model``'s calls go
-    through it (an endpoint spoken to directly needs nothing)."""
-    if model.needs_litellm():
-        threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
+    through it (``models.warm.preload_litellm``)."""
+    from hermes.models.warm import preload_litellm
 
-
-def _import_litellm() -> None:
-    from hermes.models.litellm_client import import_litellm
-
-    with contextlib.suppress(Exception):  # the real call reports import problems properly
-        import_litellm()
+    threading.Thread(target=preload_litellm, args=([model],), name="litellm-import",
+                     daemon=True).start()

@@ -238,13 +238,12 @@ def warm_up(home: Home, environ: dict[str, str], commands: Commands) -> float:
     """Import what commands need and compose the home's config; the idle timeout."""
     from hermes.config import compose_config
     from hermes.container import build_runtime  # noqa: F401
-    from hermes.models.litellm_client import LiteLLMClient, import_litellm
-    from hermes.models.warm import warm_openai_path
+    from hermes.models.litellm_client import LiteLLMClient
+    from hermes.models.warm import preload_litellm, warm_openai_path
 
     commands.warm()
     config = compose_config(home, environ).config
-    if LiteLLMClient(config.provider).needs_litellm():  # else spoken to directly
-        import_litellm()
+    if preload_litellm([LiteLLMClient(config.provider)]):
         warm_openai_path()
     _rehearse(config.provider)
     _probe_sandbox(config, environ)

@@ -45,15 +45,11 @@ REVIEW_STOP_WAIT = 5.0
 
 def _warm_model_layer(models: list[Any]) -> None:
     """litellm, imported once the gateway serves (~3 s: not on the way to ``/health``)
-    when some profile's model calls go through it (an OpenAI-compatible endpoint of the
-    user's own is spoken to directly: nothing to import); a request that comes first
-    waits for what is left of the import."""
-    from hermes.models.litellm_client import import_litellm
+    when some profile's model calls go through it; a request that comes first waits for
+    what is left of the import."""
+    from hermes.models.warm import preload_litellm
 
-    if not any(model.needs_litellm() for model in models):
-        return
-    with contextlib.suppress(Exception):  # the first model call reports it properly
-        import_litellm()
+    preload_litellm(models)
 
 
 def _finish_reviews(runtime: Any, seconds: float) -> None:

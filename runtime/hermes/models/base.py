@@ -29,25 +29,12 @@ class ModelClient(ABC):
         ahead of the first call)."""
         return True
 
-    def model_names(self) -> list[str]:
-        """The names the model may be known by in litellm's model data, first first."""
-        return [self.model]
-
     def input_window(self) -> int | None:
-        """The model's input window in tokens as litellm's model info says (its bundled
-        map, never the network); None when it does not know the model."""
-        from hermes.models.litellm_client import import_litellm  # litellm loads lazily
+        """The model's input window in tokens as litellm's bundled model data says (read
+        without litellm); None when it does not know the model."""
+        from hermes.models import model_data
 
-        litellm = import_litellm()
-        for name in self.model_names():
-            try:
-                info = litellm.get_model_info(name)
-            except Exception:  # noqa: BLE001 - litellm raises for models it has not mapped
-                continue
-            window = info.get("max_input_tokens") or info.get("max_tokens")
-            if isinstance(window, int) and window > 0:
-                return window
-        return None
+        return model_data.input_window(model_data.model_entry([self.model]))
 
     def with_model(self, name: str) -> ModelClient | None:
         """The same client asking for model ``name`` instead (``/model NAME``); None

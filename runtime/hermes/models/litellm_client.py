@@ -125,13 +125,21 @@ class LiteLLMClient(ModelClient):
             return False
 
     def input_window(self) -> int | None:
+        """From the model data for an endpoint spoken to directly; else from litellm's
+        model info (its provider-aware look-up), routed name first."""
         primary = self.targets()[0]
         if self._direct(primary, {}):
             return model_data.input_window(self._entry(primary.model))
-        return super().input_window()
-
-    def model_names(self) -> list[str]:
-        return [self.litellm_model, self.model]
+        litellm = import_litellm()
+        for name in (self.litellm_model, self.model):
+            try:
+                info = litellm.get_model_info(name)
+            except Exception:  # noqa: BLE001 - litellm raises for models it has not mapped
+                continue
+            window = info.get("max_input_tokens") or info.get("max_tokens")
+            if isinstance(window, int) and window > 0:
+                return window
+        return None
 
     def needs_litellm(self) -> bool:
         """Whether a call may go through litellm (some target is not spoken directly)."""

@@ -23,7 +23,7 @@ DATA_FILE = "model_prices_and_context_window_backup.json"
 _DECODER = json.JSONDecoder()
 _KEY_END = re.compile(r"\s*:\s*(?=\{)")
 _ENTRY_BYTES = 64 * 1024
-"""Bytes after a key that hold its entry (the largest is ~6 KB)."""
+"""Bytes after a key that hold its entry (the largest is ~12 KB)."""
 _TIER = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost|"
                    r"cache_creation_input_token_cost)_above_(\d+)k_tokens$")
 

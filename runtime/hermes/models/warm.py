@@ -3,6 +3,24 @@ many turns (the warm server, an experiment's runner) so no turn pays it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
+
+def preload_litellm(models: Iterable[Any]) -> bool:
+    """Import litellm ahead of the first model call when some of ``models`` (model
+    clients) goes through it — an endpoint spoken to directly needs nothing. Whether it
+    is loaded now; a failed import is left for the first call to report."""
+    if not any(model.needs_litellm() for model in models):
+        return False
+    from hermes.models.litellm_client import import_litellm
+
+    try:
+        import_litellm()
+    except Exception:  # noqa: BLE001 - the first model call reports it properly
+        return False
+    return True
+
 
 def warm_openai_path() -> None:
     """What litellm's first OpenAI-compatible call loads (~500 modules of the openai SDK,
