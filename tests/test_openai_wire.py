@@ -166,3 +166,28 @@ def test_the_warm_server_rehearses_the_direct_path_without_litellm() -> None:
         print(json.dumps({"ran": ran, "litellm": "litellm" in sys.modules}))
     """)
     assert seen == {"ran": True, "litellm": False}  # port 9 (discard) was never asked
+
+
+@pytest.mark.parametrize(("provider", "model", "rehearsed"), [
+    ("openai", "gpt-4o", True),  # OpenAI's own endpoint: litellm's OpenAI handler
+    ("groq", "llama-3.3-70b-versatile", False),  # litellm's own HTTP stack: not rehearsed
+    ("openrouter", "anthropic/claude-sonnet-4.5", False),
+])
+def test_the_warm_servers_rehearsal_never_leaves_the_process(provider: str, model: str,
+                                                             rehearsed: bool) -> None:
+    """The rehearsal runs against an in-memory endpoint; a provider whose calls litellm
+    makes with its own HTTP stack (not the client it is handed) is not rehearsed at all —
+    it sent the warm-up, with the user's key, to the real provider before."""
+    seen = in_fresh_python(f"""
+        import json, socket
+        def refuse(self, address):
+            raise AssertionError(f"the rehearsal connected to {{address}}")
+        socket.socket.connect = refuse
+        from hermes.config.schema import ProviderConfig
+        from hermes.models.first_call import rehearse_first_call
+        ran = rehearse_first_call(ProviderConfig(
+            name="p", provider={provider!r}, model={model!r}, api_key="sk-secret",
+            api_mode="chat_completions"))
+        print(json.dumps({{"ran": ran}}))
+    """)
+    assert seen == {"ran": rehearsed}

@@ -31,18 +31,30 @@ _ANSWERED: list[dict[str, Any]] = [
 
 def rehearse_first_call(settings: ProviderConfig) -> bool:
     """Call the model twice (a tool call, then its answer) against an in-memory
-    endpoint; whether it ran (only OpenAI-compatible chat completions are rehearsed)."""
-    from hermes.models.litellm_client import LiteLLMClient, import_litellm
+    endpoint; whether it ran (only chat completions spoken directly or through litellm's
+    OpenAI handler are rehearsed: nothing else may leave the process)."""
     from hermes.models.modes import detect_api_mode
 
     if detect_api_mode(settings) != "chat_completions":
         return False
     import encodings.idna  # noqa: F401 - what a real connection's host name needs
-    settings = settings.model_copy(update={"max_retries": 0, "fallbacks": []})
-    model = LiteLLMClient(settings)
-    if not model.needs_litellm():  # spoken directly (``openai_wire``): its own rehearsal
-        _rehearse_direct(settings)
+
+    import httpx
+
+    from hermes.models.litellm_client import LiteLLMClient, import_litellm
+    from hermes.models.openai_wire import ChatWire
+
+    model = LiteLLMClient(settings.model_copy(update={"max_retries": 0, "fallbacks": []}),
+                          wire=ChatWire(transport=httpx.MockTransport(_answer)))
+    if not model.needs_litellm():  # spoken directly (``openai_wire``)
+        for messages in (_ASK, _ANSWERED):
+            model.complete(list(messages), [_TOOL], stream=True)
+        httpx.HTTPTransport(verify=False).close()  # a real connection's modules (httpcore)
         return True
+    if not model.litellm_model.startswith("openai/"):
+        # Only litellm's OpenAI handler takes the in-memory client; others (groq, ...)
+        # have their own HTTP stack and would send the rehearsal to the real provider.
+        return False
     import_litellm()
     client = _in_memory_client()
     try:
@@ -51,18 +63,6 @@ def rehearse_first_call(settings: ProviderConfig) -> bool:
     finally:
         let_logging_threads_go()
     return True
-
-
-def _rehearse_direct(settings: ProviderConfig) -> None:
-    import httpx
-
-    from hermes.models.litellm_client import LiteLLMClient
-    from hermes.models.openai_wire import ChatWire
-
-    model = LiteLLMClient(settings, wire=ChatWire(transport=httpx.MockTransport(_answer)))
-    for messages in (_ASK, _ANSWERED):
-        model.complete(list(messages), [_TOOL], stream=True)
-    httpx.HTTPTransport(verify=False).close()  # a real connection's modules (httpcore, h11)
 
 
 def _in_memory_client() -> Any:
