@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from fakellm import Fault, FakeLLM, Reply, StreamError, ToolCall, Usage
+from fakellm import FakeLLM, Fault, Reply, StreamError, ToolCall, Usage
 from hermes.config.schema import FallbackConfig, ProviderConfig
 from hermes.models.errors import ErrorClass, ModelCallError
 from hermes.models.litellm_client import LiteLLMClient
