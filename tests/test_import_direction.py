@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes.pysource import parse_python
+
 PACKAGE = Path(__file__).resolve().parent.parent / "runtime" / "hermes"
 
 FOUNDATION, SERVICES, CONTAINER, FRONT_DOORS = 0, 1, 2, 3
@@ -25,6 +27,7 @@ LAYERS: dict[str, int] = {
     "hermes": FOUNDATION,
     "hermes.errors": FOUNDATION,
     "hermes.fsutil": FOUNDATION,
+    "hermes.pysource": FOUNDATION,
     "hermes.home": FOUNDATION,
     "hermes.credentials": FOUNDATION,
     "hermes.redact": FOUNDATION,
@@ -118,7 +121,7 @@ def imports_of(root: Path) -> list[Edge]:
     known, prefix = set(modules), root.name
     edges = []
     for module, file in modules.items():
-        tree = ast.parse(file.read_text(encoding="utf-8"), str(file))
+        tree = parse_python(file.read_text(encoding="utf-8"), str(file))
         for node in ast.walk(tree):
             for target in _imported(node, module, file.name == "__init__.py", known):
                 if target == prefix or target.startswith(prefix + "."):

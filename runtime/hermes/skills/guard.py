@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes.pysource import parse_python
 from hermes.skills.links import tree
 from hermes.skills.model import SKILL_FILE
 
@@ -158,7 +159,7 @@ def _shell_findings(file: str, text: str) -> list[Finding]:
 def python_findings(file: str, text: str) -> list[Finding]:
     """Obvious exfiltration in a Python script (see the module docstring)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError as exc:
         return [Finding(file, "unparseable python", f"cannot be checked ({exc.msg})")]
     except ValueError as exc:  # e.g. a NUL byte
