@@ -16,6 +16,7 @@ import pytest
 
 from conftest import write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
+from nobody_support import nobody_prefix
 from sandbox_support import outside  # noqa: F401  (a fixture)
 from test_sandbox_profile import as_nobody
 
@@ -93,9 +94,8 @@ def test_as_an_ordinary_user_the_home_is_kept_too(llm: FakeLLM, outside: Path) -
     llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": "cd ~ && rm -rf *"})]),
              Reply(text="done"))
     proc = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", sys.executable,
-         "-m", "hermes", "-p", "demo", "chat", "-q", "clean up", "--yolo", UNCONFINED,
-         f"environment.cwd={workspace}"],
+        [*nobody_prefix(), sys.executable, "-m", "hermes", "-p", "demo", "chat", "-q",
+         "clean up", "--yolo", UNCONFINED, f"environment.cwd={workspace}"],
         env=environ, capture_output=True, text=True, timeout=120, check=False, cwd="/")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(str(llm.requests[-1].tool_results[0].content))

@@ -21,6 +21,7 @@ from fakellm import FakeLLM, Reply, ToolCall
 from hermes.config import compose_config
 from hermes.config.cache_signing import key_file
 from hermes.home import home_from_path
+from nobody_support import nobody_prefix
 from sandbox_support import (  # noqa: F401 (demo, llm, outside, workspace: fixtures)
     WORK_SECRET,
     backends,
@@ -183,10 +184,12 @@ def test_an_ordinary_user_gets_an_authenticated_cache(outside: Path) -> None:
     env = {"HOME": str(user), "PATH": os.environ["PATH"], "LANG": "C.UTF-8",
            "HERMES_NO_DAEMON": "1"}
 
+    prefix = nobody_prefix()
+
     def as_nobody() -> str:
-        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                               "--", sys.executable, "-m", "hermes", "config", "get", SANDBOX],
-                              env=env, capture_output=True, text=True, timeout=120, cwd=outside)
+        proc = subprocess.run([*prefix, sys.executable, "-m", "hermes", "config", "get",
+                               SANDBOX], env=env, capture_output=True, text=True, timeout=120,
+                              cwd=outside)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 

@@ -31,6 +31,7 @@ from messaging_support import (
     webhook_platform,
     webhook_url,
 )
+from nobody_support import nobody_prefix
 from sandbox_support import backends
 
 INNER = "inner request from the sandbox"
@@ -174,7 +175,6 @@ def test_a_listener_takes_the_names_in_allowed_hosts(root: Path, environ: dict[s
             assert got.status_code == status, (host, got.text)
 
 
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
 USERS = ["root", pytest.param("nobody", marks=pytest.mark.skipif(
     os.geteuid() != 0, reason="needs root to run the gateway as nobody"))]
 
@@ -189,12 +189,13 @@ def gateway_home(user: str, root: Path, environ: dict[str, str]
         workspace.mkdir()
         yield root, environ, workspace, []
         return
+    prefix = nobody_prefix()
     base = Path(tempfile.mkdtemp(prefix="hermes-nobody-", dir="/var/tmp"))
     try:
         (base / "user").mkdir()
         (base / "work").mkdir()
         yield base / "user" / ".hermes", environ | {"HOME": str(base / "user")}, \
-            base / "work", NOBODY
+            base / "work", prefix
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

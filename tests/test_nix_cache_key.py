@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from hermes.config.cache_signing import key_file
+from nobody_support import nobody_prefix
 from test_nix import evaluate, nixpkgs_lib, two_profiles  # noqa: F401 (nixpkgs_lib: a fixture)
 
 NOTES = "profiles.notes = { settings.agent.max_iterations = 20; cron.timer.enable = true; };"
@@ -184,7 +185,7 @@ def keys(state_home: Path) -> list[Path]:
 def run_as_nobody(environ: dict[str, str], cwd: str | Path) -> str:
     """``hermes -p work config get platforms.name`` as nobody, twice (the second run
     reads the cache when there is one); its output."""
-    command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+    command = [*nobody_prefix(),
                sys.executable, "-m", "hermes", "-p", "work", "config", "get", "platforms.name"]
     outputs = set()
     for _ in range(2):

@@ -22,6 +22,7 @@ import pytest
 from conftest import ok, write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
 from gateway_support import KEY, configure, gateway
+from nobody_support import nobody_prefix
 from sandbox_support import (  # noqa: F401 (demo, llm, outside, workspace: fixtures)
     DEMO_SECRET,
     SSH_SECRET,
@@ -122,7 +123,7 @@ def test_a_setuid_root_shell_does_not_elevate(llm: FakeLLM, backend: str,
         llm.push(Reply(tool_calls=[ToolCall("terminal", {"command": "./rootsh -p -c 'id -u'"})]),
                  Reply(text="done"))
         proc = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+            [*nobody_prefix(),
              sys.executable, "-m", "hermes", "-p", "demo", "-z", "go",
              f"environment.cwd={workspace}", f"environment.local.sandbox.backend={backend}",
              f"environment.local.sandbox.mode={mode}", "approvals.mode=off"],

@@ -21,6 +21,7 @@ import yaml
 
 from conftest import ok, refused, write_fake_provider
 from fakellm import FakeLLM, Reply, ToolCall
+from nobody_support import nobody_prefix
 from test_skills_cli import git
 from test_skills_store import put, skill_md
 
@@ -75,7 +76,7 @@ def oneshot(base: Path, environ: dict[str, str], user: str, *args: str
     if user == "nobody":
         for path in [base, *base.rglob("*")]:
             os.lchown(path, 65534, 65534)
-        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+        prefix = nobody_prefix()
     return subprocess.run([*prefix, sys.executable, "-m", "hermes", *args], env=environ,
                           capture_output=True, text=True, timeout=120, cwd=base)
 

@@ -26,6 +26,7 @@ import pytest
 from conftest import write_fake_provider
 from delegation_support import Team, delegate, serving
 from fakellm import FakeLLM, Reply, ToolCall
+from nobody_support import nobody_prefix
 from sandbox_support import (  # noqa: F401 (demo, llm, outside, workspace: fixtures)
     WORK_SECRET,
     backends,
@@ -171,7 +172,7 @@ def test_as_an_ordinary_user_secrets_and_start_up_files_hold(llm: FakeLLM,
 def nobody(environ: dict[str, str]) -> Any:
     def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+            [*nobody_prefix(),
              sys.executable, "-m", "hermes", *args], env=environ | (env or {}),
             capture_output=True, text=True, timeout=120, check=False, cwd="/")
     return run
