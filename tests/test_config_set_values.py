@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ok, refused
 
@@ -163,3 +164,25 @@ def test_other_keys_keep_commas_and_lists_of_objects_show_the_syntax(hermes) -> 
     assert ok(hermes("config", "get", "memory.providers")) == "- factstore\n"
     refused(hermes("config", "set", "provider.fallbacks", "anthropic"),
             "provider.fallbacks: input should be a valid list", "give a list: [a, b]")
+
+
+
+@pytest.mark.parametrize(("value", "stored"), [
+    ("#ops", "#ops"),  # an IRC channel: YAML alone reads a comment, and null
+    ("be terse # always", "be terse # always"),
+    ("'quoted # inside'", "quoted # inside"),
+    ("C#", "C#"),
+])
+def test_a_hash_is_part_of_the_value(hermes, root: Path, value: str, stored: str) -> None:
+    ok(hermes("config", "set", "agent.personality", value))
+    assert yaml.safe_load((root / "config.yaml").read_text()) == {
+        "agent": {"personality": stored}}
+    assert ok(hermes("config", "get", "agent.personality")) == f"{stored}\n"
+
+
+def test_a_hash_after_a_list_keeps_the_text(hermes, root: Path) -> None:
+    """``[a, b] # x`` is not a list whose comment is dropped: for a list key, it is refused
+    as the names it is not."""
+    ok(hermes("config", "set", "toolsets.enabled", "[file, terminal]"))
+    refused(hermes("config", "set", "provider.fallbacks", "[a, b] # x"),
+            "provider.fallbacks: input should be a valid list")

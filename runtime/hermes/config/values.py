@@ -1,7 +1,9 @@
 """Command-line values for ``hermes config set``, read the way the schema expects them.
 
 A value is YAML (``3`` is an int, ``[a, b]`` a list); for keys whose schema
-type is a list of names, ``a,b`` and a single ``a`` are lists too.
+type is a list of names, ``a,b`` and a single ``a`` are lists too. A ``#`` that YAML
+would read as a comment is part of the text: ``#ops`` (an IRC channel) is the string
+``#ops``, not a comment that leaves null, and ``be terse # always`` keeps its tail.
 """
 
 from __future__ import annotations
@@ -13,13 +15,26 @@ from hermes.config.schema import HermesConfig
 
 
 def parse_value(text: str) -> Any:
-    """Interpret a command-line value as YAML: ``3`` is an int, ``[a, b]`` a list."""
+    """Interpret a command-line value as YAML: ``3`` is an int, ``[a, b]`` a list; text
+    holding what YAML would take for a comment is that text, whole."""
     import yaml
 
     try:
-        return yaml.safe_load(text) if text.strip() else text
+        return text if not text.strip() or _has_comment(text) else yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+def _has_comment(text: str) -> bool:
+    """Whether YAML would drop part of ``text`` as a comment: something other than
+    blanks after its last token (a ``#`` inside quotes or a word is part of a token)."""
+    import yaml
+
+    end = 0
+    for token in yaml.scan(text):
+        if not isinstance(token, yaml.StreamEndToken):
+            end = max(end, token.end_mark.index)
+    return bool(text[end:].strip())
 
 
 def parse_for_key(key: str, text: str) -> Any:
