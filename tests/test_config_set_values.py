@@ -181,8 +181,7 @@ def test_a_hash_is_part_of_the_value(hermes, root: Path, value: str, stored: str
 
 
 def test_a_hash_after_a_list_keeps_the_text(hermes, root: Path) -> None:
-    """``[a, b] # x`` is not a list whose comment is dropped: for a list key, it is refused
-    as the names it is not."""
-    ok(hermes("config", "set", "toolsets.enabled", "[file, terminal]"))
+    """``[a, b] # x`` is the text, not the list ``[a, b]`` with its comment dropped: a key
+    that takes a list refuses it."""
     refused(hermes("config", "set", "provider.fallbacks", "[a, b] # x"),
             "provider.fallbacks: input should be a valid list")

@@ -27,6 +27,7 @@ from chromium_support import chromium_path
 from conftest import write_fake_provider
 from fake_search import FakeSearch, Hit
 from fakellm import FakeLLM, Reply, ToolCall
+from nobody_support import NOBODY
 from readme_support import bash, code_blocks, commands, section
 from webpages import WebPages, webpages  # noqa: F401 — the fixture
 
@@ -125,7 +126,7 @@ def as_user(environ: dict[str, str], home: Path) -> tuple[list[str], dict[str, s
         return [], env
     for path in [home, *home.rglob("*")]:
         os.chown(path, 65534, 65534)
-    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"], env
+    return NOBODY, env
 
 
 def wait_for_devtools(deadline: float) -> None:

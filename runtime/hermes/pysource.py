@@ -22,11 +22,11 @@ _ATTEMPTS = 3
 
 def parse_python(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse(source, filename)``; SyntaxError and ValueError pass through."""
-    for attempt in range(1, _ATTEMPTS + 1):
-        with _PARSING:
+    with _PARSING:
+        for _ in range(_ATTEMPTS - 1):
             try:
                 return ast.parse(source, filename)
             except SystemError as exc:
-                if "recursion depth mismatch" not in str(exc) or attempt == _ATTEMPTS:
+                if "recursion depth mismatch" not in str(exc):
                     raise
-    raise AssertionError("unreachable")
+        return ast.parse(source, filename)
